@@ -1,0 +1,64 @@
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from memstore.errors import UsageError
+
+from ..common import NowOpt, env
+
+HELP = """Export the current state (or with --history, the whole event log).
+
+jsonl writes one canonical record per line in creation order; parquet writes
+the same rows as a Parquet file (needs --output unless stdout is a pipe). With
+--history, the log's events are written as they are, which `memstore import`
+replays into another store."""
+
+EPILOG = """\b
+Examples:
+  memstore export > state.jsonl
+  memstore export --format parquet --output state.parquet
+  memstore export --history > events.jsonl"""
+
+
+def run(
+    format: Annotated[str, typer.Option("--format", help="jsonl or parquet.")] = "jsonl",
+    output: Annotated[Path | None, typer.Option("--output", "-o", metavar="FILE",
+                                                help="Write here instead of stdout.")] = None,
+    history: Annotated[bool, typer.Option("--history", help="The full event log instead of the state.")] = False,
+    now: NowOpt = None,
+) -> None:
+    from memstore.codec import dumps_line
+    from memstore.store.log import LogReader
+    from memstore.store.open import load_state
+
+    if format not in ("jsonl", "parquet"):
+        raise UsageError(f"--format {format!r} is not one of: jsonl, parquet")
+    e = env(now)
+    if history:
+        if format != "jsonl":
+            raise UsageError("--history is written as jsonl; drop --format parquet")
+        data = b"".join(dumps_line(ev) for ev in LogReader(e.layout).events())
+    else:
+        state, _ = load_state(e.layout)
+        if format == "jsonl":
+            from memstore.state import state_rows
+
+            data = b"".join(dumps_line(row) for row in state_rows(state))
+        else:
+            if output is None and sys.stdout.isatty():
+                raise UsageError("Parquet is binary; pass --output FILE or redirect stdout")
+            from memstore.store.snapshot import parquet_bytes
+
+            data = parquet_bytes(state)
+    if output is None:
+        sys.stdout.buffer.write(data)
+        sys.stdout.flush()
+    else:
+        try:
+            output.write_bytes(data)
+        except OSError as exc:
+            raise UsageError(f"cannot write --output {output}: {exc.strerror}") from None

@@ -1,0 +1,47 @@
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from ..common import JsonOpt, NowOpt, env
+from ..output import emit_jsonl, out
+
+HELP = """List log events, oldest first, filtered by op and record time.
+
+The log is the store's only source of truth; this prints it as it is (with
+--json, the exact canonical lines)."""
+
+EPILOG = """\b
+Examples:
+  memstore log --op remember --since 2026-06-01
+  memstore log --json --limit 5"""
+
+
+def run(
+    op: Annotated[list[str] | None, typer.Option("--op", help="Only these ops (repeatable).")] = None,
+    since: Annotated[str | None, typer.Option(metavar="TIME", help="Only events recorded at or after TIME.")] = None,
+    until: Annotated[str | None, typer.Option(metavar="TIME", help="Only events recorded before TIME.")] = None,
+    limit: Annotated[int | None, typer.Option(min=1, help="At most this many (the newest).")] = None,
+    now: NowOpt = None,
+    json: JsonOpt = False,
+) -> None:
+    from memstore.events import summary
+    from memstore.store.log import LogReader
+    from memstore.timeutil import format_ts, parse_instant
+
+    e = env(now)
+    lo = format_ts(parse_instant(since, "--since")) if since else None
+    hi = format_ts(parse_instant(until, "--until")) if until else None
+    ops = set(op or ())
+    events = [
+        ev for ev in LogReader(e.layout).events()
+        if (not ops or ev["op"] in ops) and (lo is None or ev["at"] >= lo) and (hi is None or ev["at"] < hi)
+    ]
+    if limit is not None:
+        events = events[-limit:]
+    if json:
+        emit_jsonl(events)
+        return
+    for ev in events:
+        out(f"{ev['seq']:>6}  {ev['at']}  {ev['op']:<10} {summary(ev)}")

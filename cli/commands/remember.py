@@ -1,0 +1,158 @@
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from memstore.errors import UsageError
+
+from ..common import JsonOpt, NowOpt, env, read_stdin_text
+from ..output import emit_jsonl, note, out
+
+HELP = """Store a memory: text as an argument or on stdin.
+
+The text is classified without a model (English and Japanese): preferences and
+decisions become long-term memories with salience 0.8, definitions long-term
+with 0.65, disambiguations and everything else short-term (14-day TTL), and
+greetings are not stored (--keep stores them anyway). Options override the
+classifier. The same text (with the same subject and domain) again reinforces
+the existing memory instead of adding a copy; the same --key again is a no-op
+that prints the same id.
+
+Prints the memory's id (one per input line with --jsonl; '-' for a skipped
+greeting), or records with --json."""
+
+EPILOG = """\b
+Examples:
+  memstore remember "We decided to move billing to Postgres" --subject billing-db --actor alice
+  echo "コーヒーに砂糖は入れない" | memstore remember --domain personal
+  memstore remember --jsonl notes.jsonl --now 2026-06-07T09:00:00Z"""
+
+
+def _axis(name: str, what: str):
+    return typer.Option(f"--{name}", metavar="0..1", help=f"Salience axis: {what}.")
+
+
+def run(
+    text: Annotated[str | None, typer.Argument(help="The memory's text; '-' or absent reads stdin.")] = None,
+    kind: Annotated[str | None, typer.Option(help="note, meeting, decision, incident, deal, preference, "
+                                             "definition, fact, plan, procedure, disambiguation, policy.")] = None,
+    subject: Annotated[str | None, typer.Option(help="Topic label; groups memories for consolidation.")] = None,
+    domain: Annotated[str | None, typer.Option(help="Scope (e.g. eng, personal); recall can filter on it.")] = None,
+    actor: Annotated[list[str] | None, typer.Option(help="A person or agent involved (repeatable).")] = None,
+    outcome: Annotated[str | None, typer.Option(help="positive, negative or pending.")] = None,
+    occurred_at: Annotated[str | None, typer.Option(
+        "--occurred-at", metavar="TIME", help="When it happened: 2020, 2020-06, 2020-06-07 or a full time. "
+        "Default: --now.")] = None,
+    importance: Annotated[str | None, _axis("importance", "how much it matters")] = None,
+    urgency: Annotated[str | None, _axis("urgency", "how soon it matters (half-life 7 days)")] = None,
+    risk: Annotated[str | None, _axis("risk", "cost of forgetting it")] = None,
+    novelty: Annotated[str | None, _axis("novelty", "how new it is")] = None,
+    emotion: Annotated[str | None, _axis("emotion", "emotional intensity")] = None,
+    recurrence: Annotated[str | None, _axis("recurrence", "how often it comes up")] = None,
+    actionability: Annotated[str | None, _axis("actionability", "whether it changes what to do")] = None,
+    confidence: Annotated[str | None, typer.Option(metavar="0..1", help="Belief in it. Default: set by --source.")] = None,
+    source: Annotated[str | None, typer.Option(help="human (1.0), agent (0.7), tool (0.5) or imported (0.6).")] = None,
+    key: Annotated[str | None, typer.Option(help="Your idempotency key or external id; echoed in outputs.")] = None,
+    tier: Annotated[str | None, typer.Option(help="short or long; overrides the classifier.")] = None,
+    keep: Annotated[bool, typer.Option("--keep", help="Store greetings and acknowledgements too.")] = False,
+    jsonl: Annotated[Path | None, typer.Option("--jsonl", metavar="FILE",
+                                               help="Bulk: one JSON object per line ('-' for stdin); all or nothing.")] = None,
+    allow_past: Annotated[bool, typer.Option("--allow-past",
+                                             help="Accept a --now earlier than the store's latest record.")] = False,
+    now: NowOpt = None,
+    json: JsonOpt = False,
+) -> None:
+    from memstore.model import memory_to_dict
+    from memstore.remember import plan, validate
+    from memstore.store import log as logstore
+    from memstore.store.lookup import known_all, known_for
+
+    e = env(now)
+    max_chars = e.config["memory"]["max_text_chars"]
+    if jsonl is not None:
+        if text is not None:
+            raise UsageError("give either TEXT or --jsonl FILE, not both")
+        drafts = _read_bulk(jsonl, max_chars)
+        known = known_all(e.layout)
+    else:
+        if text is None or text == "-":
+            text = read_stdin_text()
+        fields = {
+            "text": text, "kind": kind, "subject": subject, "domain": domain, "actors": actor or [],
+            "outcome": outcome, "occurred_at": occurred_at, "importance": importance, "urgency": urgency,
+            "risk": risk, "novelty": novelty, "emotion": emotion, "recurrence": recurrence,
+            "actionability": actionability, "confidence": confidence, "source": source, "key": key,
+            "tier": tier, "keep": keep,
+        }
+        drafts = [validate({k: v for k, v in fields.items() if v is not None}, max_chars=max_chars, options=True)]
+        known = known_for(e.layout, [_id_of(drafts[0])], [drafts[0].key] if drafts[0].key else [])
+    outcomes = plan(drafts, known, e.now, e.config)
+    logstore.append(e.layout, [o.event for o in outcomes if o.event is not None], e.now, allow_past=allow_past)
+    if json:
+        emit_jsonl(_result(o, d.key, memory_to_dict) for o, d in zip(outcomes, drafts, strict=True))
+        return
+    for o in outcomes:
+        out(o.id or "-")
+    if len(outcomes) == 1:
+        o = outcomes[0]
+        if o.action == "skip":
+            note("not stored: looks like a greeting or acknowledgement (use --keep to store it)")
+        elif o.action in ("reinforce", "noop"):
+            note(f"{o.action}: {o.reason}")
+    else:
+        counts = {}
+        for o in outcomes:
+            counts[o.action] = counts.get(o.action, 0) + 1
+        note(", ".join(f"{n} {a}" for a, n in sorted(counts.items())))
+
+
+def _result(o, key, to_dict) -> dict:
+    result = {"action": o.action, "id": o.id, "key": key}
+    if o.action == "add":
+        record = to_dict(o.memory)
+        del record["seq"]
+        result["memory"] = record
+    return result
+
+
+def _id_of(draft) -> str:
+    from memstore.model import memory_id
+
+    return memory_id(draft.text, draft.subject, draft.domain)
+
+
+def _read_bulk(path: Path, max_chars: int):
+    import sys
+
+    from memstore.codec import JSONDecodeError, loads
+    from memstore.remember import validate
+
+    name = "stdin" if str(path) == "-" else str(path)
+    try:
+        data = sys.stdin.buffer.read() if str(path) == "-" else path.read_bytes()
+    except OSError as exc:
+        raise UsageError(f"cannot read --jsonl {name}: {exc.strerror}") from None
+    drafts, errors = [], []
+    for n, line in enumerate(data.split(b"\n"), start=1):
+        if not line.strip():
+            continue
+        where = f"{name}:{n}: "
+        try:
+            line.decode("utf-8")
+            obj = loads(line)
+            drafts.append(validate(obj, max_chars=max_chars, where=where))
+        except UnicodeDecodeError:
+            errors.append(f"{where}not valid UTF-8")
+        except JSONDecodeError:
+            errors.append(f"{where}not valid JSON")
+        except UsageError as exc:
+            errors.append(str(exc))
+    if errors:
+        more = f" ({len(errors) - 1} more line(s) with errors below)" if len(errors) > 1 else ""
+        rest = "".join(f"\n  {extra}" for extra in errors[1:20])
+        raise UsageError(f"{errors[0]}; nothing was written{more}{rest}")
+    if not drafts:
+        raise UsageError(f"--jsonl {name} holds no memories; nothing was written")
+    return drafts

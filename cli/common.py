@@ -1,0 +1,77 @@
+"""The composition root: resolves --store, --now and the config once per command."""
+
+from __future__ import annotations
+
+import os
+import sys
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from memstore.config import load_config
+from memstore.errors import UsageError
+from memstore.store.layout import Layout
+from memstore.timeutil import format_ts, parse_instant
+
+_GLOBAL = {"store": None, "quiet": False}
+
+NowOpt = Annotated[
+    str | None,
+    typer.Option("--now", envvar="MEMSTORE_NOW", show_envvar=True, metavar="TIME",
+                 help="The time this command runs at (ISO 8601; no zone means UTC). Default: the clock."),
+]
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print canonical JSON instead of text.")]
+
+
+def set_globals(store: Path | None, quiet: bool) -> None:
+    _GLOBAL["store"] = store
+    _GLOBAL["quiet"] = quiet
+
+
+def quiet() -> bool:
+    return bool(_GLOBAL["quiet"])
+
+
+def default_store_dir() -> Path:
+    base = os.environ.get("XDG_DATA_HOME") or os.path.join(os.path.expanduser("~"), ".local", "share")
+    return Path(base) / "memstore"
+
+
+def store_dir() -> Path:
+    if _GLOBAL["store"] is not None:
+        return Path(_GLOBAL["store"])
+    env = os.environ.get("MEMSTORE_DIR")
+    return Path(env) if env else default_store_dir()
+
+
+def resolve_now(value: str | None) -> str:
+    """The command's time: --now / MEMSTORE_NOW, else the clock, read here and only here."""
+    if value is None:
+        return format_ts(datetime.now(UTC))
+    return format_ts(parse_instant(value, "--now"))
+
+
+@dataclass(frozen=True)
+class Env:
+    layout: Layout
+    now: str
+    config: object
+
+
+def env(now: str | None) -> Env:
+    layout = Layout(store_dir())
+    layout.check_readable()
+    return Env(layout, resolve_now(now), load_config(layout.read_config_text()))
+
+
+def read_stdin_text() -> str:
+    if sys.stdin is None or sys.stdin.isatty():
+        raise UsageError("no text given; pass it as an argument or pipe it on stdin")
+    data = sys.stdin.buffer.read()
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise UsageError(f"stdin is not valid UTF-8 (byte {exc.start}); convert it, e.g. with iconv") from None

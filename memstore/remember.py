@@ -1,0 +1,236 @@
+"""The write path as pure functions: validate input, build records, plan events.
+
+``plan(drafts, known, now, config)`` decides per draft: a repeated caller key is a
+no-op (same id back), the same text/subject/domain is a ``reinforce``, a greeting
+is skipped, anything else is an ``add``. Near-duplicates and contradictions are
+decided later by ``consolidate`` (memstore(7)).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from .errors import UsageError
+from .extract import NOTE, classify
+from .model import AXES, KINDS, OUTCOMES, SOURCES, Memory, Salience, memory_id, memory_to_dict
+from .timeutil import format_ts, occurred_start, parse_occurred, parse_ts, time_buckets, ts_after
+
+FIELDS = {"text", "kind", "subject", "domain", "actors", "actor", "outcome", "occurred_at",
+          "confidence", "source", "key", "tier", "keep", *AXES}
+
+# An explicit kind sets the tier and base salience the classifier would have given it.
+KIND_DEFAULTS = {
+    "decision": ("long", 0.8), "preference": ("long", 0.8), "definition": ("long", 0.65),
+    "fact": ("long", 0.65), "procedure": ("long", 0.65), "policy": ("long", 0.8),
+    "disambiguation": ("short", 0.5),
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Draft:
+    """One validated request to remember something."""
+
+    text: str
+    kind: str | None = None
+    subject: str | None = None
+    domain: str | None = None
+    actors: tuple[str, ...] = ()
+    outcome: str | None = None
+    occurred_at: tuple[str, str] | None = None  # (canonical, precision)
+    axes: tuple[tuple[str, float], ...] = ()
+    confidence: float | None = None
+    source: str | None = None
+    key: str | None = None
+    tier: str | None = None
+    keep: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    action: str  # add | reinforce | noop | skip
+    id: str | None
+    memory: Memory | None
+    event: dict | None
+    reason: str = ""
+
+
+def _label(value, name: str, where: str, limit: int = 200) -> str | None:
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise UsageError(f"{where}{name} must be text, not {value!r}")
+    value = value.strip()
+    if not value:
+        return None
+    if len(value) > limit or any(ord(c) < 32 for c in value):
+        raise UsageError(f"{where}{name} {value[:40]!r} must be one line of at most {limit} characters")
+    return value
+
+
+def _unit(value, name: str, where: str) -> float | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        try:
+            value = float(value) if isinstance(value, str) else None
+        except ValueError:
+            value = None
+        if value is None:
+            raise UsageError(f"{where}{name} must be a number from 0 to 1")
+    if math.isnan(value) or not 0.0 <= value <= 1.0:
+        raise UsageError(f"{where}{name} {value} is out of range; use a number from 0 to 1")
+    return round(float(value), 4)
+
+
+def _choice(value, name: str, allowed, where: str) -> str | None:
+    if value is None:
+        return None
+    if value not in allowed:
+        raise UsageError(f"{where}{name} {value!r} is not one of: {', '.join(allowed)}")
+    return value
+
+
+def validate(obj: dict, *, max_chars: int, where: str = "", options: bool = False) -> Draft:
+    """Check one request (a JSONL object or the CLI's options); raise naming the field.
+
+    ``options`` names fields as command-line options (--occurred-at) in messages.
+    """
+    if options:
+        return _validate(obj, max_chars, where, lambda n: "--" + n.replace("_", "-"))
+    return _validate(obj, max_chars, where, lambda n: n)
+
+
+def _validate(obj, max_chars: int, where: str, nm) -> Draft:
+    if not isinstance(obj, dict):
+        raise UsageError(f"{where}expected a JSON object with a \"text\" field")
+    unknown = sorted(set(obj) - FIELDS)
+    if unknown:
+        raise UsageError(f"{where}unknown field {unknown[0]!r}; known fields: text, kind, subject, "
+                         "domain, actors, outcome, occurred_at, confidence, source, key, tier, keep, "
+                         + ", ".join(AXES))
+    text = obj.get("text")
+    if not isinstance(text, str):
+        raise UsageError(f"{where}\"text\" is required and must be a string")
+    text = text.strip()
+    if not text:
+        raise UsageError(f"{where}text is empty; give the memory's text as an argument or on stdin")
+    if "\x00" in text:
+        raise UsageError(f"{where}text contains a NUL byte; memories are text, not binary data")
+    if len(text) > max_chars:
+        raise UsageError(f"{where}text is {len(text)} characters, over the limit of {max_chars}; "
+                         "split it into smaller memories (or raise memory.max_text_chars)")
+    actors = obj.get("actors", obj.get("actor"))
+    if actors is None:
+        actors = []
+    elif isinstance(actors, str):
+        actors = actors.split(",")
+    elif not isinstance(actors, list):
+        raise UsageError(f"{where}actors must be a list of names")
+    names: list[str] = []
+    for a in actors:
+        name = _label(a, nm("actor"), where, 100)
+        if name and name not in names:
+            names.append(name)
+    occurred = obj.get("occurred_at")
+    if occurred is not None:
+        if not isinstance(occurred, str):
+            raise UsageError(f"{where}occurred_at must be a date string like 2026-06 or 2026-06-07")
+        occurred = parse_occurred(occurred, f"{where}{nm('occurred_at')}")
+    axes = tuple((a, v) for a in AXES if (v := _unit(obj.get(a), nm(a), where)) is not None)
+    keep = obj.get("keep", False)
+    if not isinstance(keep, bool):
+        raise UsageError(f"{where}keep must be true or false")
+    return Draft(
+        text=text,
+        kind=_choice(obj.get("kind"), nm("kind"), KINDS, where),
+        subject=_label(obj.get("subject"), nm("subject"), where),
+        domain=_label(obj.get("domain"), nm("domain"), where),
+        actors=tuple(names),
+        outcome=_choice(obj.get("outcome"), nm("outcome"), OUTCOMES, where),
+        occurred_at=occurred,
+        axes=axes,
+        confidence=_unit(obj.get("confidence"), nm("confidence"), where),
+        source=_choice(obj.get("source"), nm("source"), tuple(SOURCES), where),
+        key=_label(obj.get("key"), nm("key"), where),
+        tier=_choice(obj.get("tier"), nm("tier"), ("short", "long"), where),
+        keep=keep,
+    )
+
+
+def build(draft: Draft, now: str, config) -> Memory | None:
+    """The record a draft would create at ``now`` (None: a greeting, not stored)."""
+    if draft.kind is None:
+        cls = classify(draft.text)
+        if cls.tier == "skip":
+            if not draft.keep:
+                return None
+            cls = NOTE
+        kind, tier, base = cls.kind, cls.tier, cls.base
+    else:
+        kind = draft.kind
+        tier, base = KIND_DEFAULTS.get(kind, ("short", 0.5))
+    tier = draft.tier or tier
+    source = draft.source or config["memory"]["default_source"]
+    if draft.occurred_at is None:
+        occurred, precision = parse_ts(now).strftime("%Y-%m-%dT%H:%MZ"), "minute"
+    else:
+        occurred, precision = draft.occurred_at
+    ttl = config["memory"]["short_ttl_days"]
+    return Memory(
+        id=memory_id(draft.text, draft.subject, draft.domain),
+        key=draft.key,
+        kind=kind,
+        text=draft.text,
+        subject=draft.subject,
+        domain=draft.domain,
+        actors=draft.actors,
+        outcome=draft.outcome,
+        occurred_at=occurred,
+        precision=precision,
+        recorded_at=now,
+        time_buckets=tuple(time_buckets(occurred, precision)),
+        tier=tier,
+        salience=Salience.uniform(base, **dict(draft.axes)),
+        confidence=draft.confidence if draft.confidence is not None else SOURCES[source],
+        source=source,
+        valid_from=now,
+        last_reinforced_at=now,
+        expires_at=ts_after(now, ttl) if tier == "short" else None,
+    )
+
+
+def plan(drafts: list[Draft], known, now: str, config) -> list[Outcome]:
+    """Decide each draft's write; later drafts see earlier ones (bulk files repeat themselves)."""
+    new_ids: set[str] = set()
+    new_keys: dict[str, str] = {}
+    out: list[Outcome] = []
+    for draft in drafts:
+        if draft.key is not None:
+            existing = new_keys.get(draft.key) or known.key_id(draft.key)
+            if existing is not None:
+                out.append(Outcome("noop", existing, None, None, "key already remembered"))
+                continue
+        memory = build(draft, now, config)
+        if memory is None:
+            out.append(Outcome("skip", None, None, None, "greeting or acknowledgement"))
+            continue
+        if memory.id in new_ids or known.has_id(memory.id):
+            event = {"op": "reinforce", "at": now, "id": memory.id,
+                     "salience": memory.salience.as_dict(), "confidence": memory.confidence}
+            if draft.key is not None:
+                event["key"] = draft.key
+                new_keys[draft.key] = memory.id
+            out.append(Outcome("reinforce", memory.id, memory, event, "same text already remembered"))
+            continue
+        record = memory_to_dict(memory)
+        del record["seq"]  # the log assigns it
+        new_ids.add(memory.id)
+        if draft.key is not None:
+            new_keys[draft.key] = memory.id
+        out.append(Outcome("add", memory.id, memory, {"op": "remember", "at": now, "memory": record}))
+    return out
+
+
+def occurred_sort_key(m: Memory) -> str:
+    return format_ts(occurred_start(m.occurred_at))

@@ -1,0 +1,1 @@
+"""Storage adapters: the only code in memstore that touches the disk."""

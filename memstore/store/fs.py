@@ -1,0 +1,89 @@
+"""Private files and directories (0700 / 0600), atomic whole-file writes, the store lock."""
+
+from __future__ import annotations
+
+import errno
+import fcntl
+import os
+from contextlib import contextmanager
+from pathlib import Path
+
+from ..errors import StoreError
+
+DIR_MODE = 0o700
+FILE_MODE = 0o600
+
+
+def os_error(exc: OSError, path: Path | str, doing: str) -> StoreError:
+    """Turn an OSError into one line a user can act on."""
+    reason = {
+        errno.ENOSPC: "the disk is full; free some space and retry",
+        errno.EDQUOT: "the disk quota is exceeded; free some space and retry",
+        errno.EACCES: "permission denied; check the store's owner and mode (it should be yours, 0700)",
+        errno.EPERM: "operation not permitted; check the store's owner and mode",
+        errno.EROFS: "the file system is read-only; use a writable --store",
+        errno.ENOTDIR: "a file is in the way where a directory is needed; choose another --store",
+        errno.EEXIST: "a file is in the way where a directory is needed; choose another --store",
+        errno.EISDIR: "a directory is in the way where a file is needed",
+    }.get(exc.errno, exc.strerror or str(exc))
+    return StoreError(f"cannot {doing} {path}: {reason}")
+
+
+def ensure_dir(path: Path) -> None:
+    try:
+        if path.is_dir():
+            return
+        if path.exists():
+            raise StoreError(f"{path} is a file, not a directory; choose another --store")
+        path.mkdir(mode=DIR_MODE, parents=True, exist_ok=True)
+        os.chmod(path, DIR_MODE)  # mkdir's mode is masked by the umask
+    except OSError as exc:
+        raise os_error(exc, path, "create directory") from None
+
+
+def write_atomic(path: Path, data: bytes) -> None:
+    """Write a whole file so that readers see the old or the new version, never a mix."""
+    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, FILE_MODE)
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view):]
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.replace(tmp, path)
+        fsync_dir(path.parent)
+    except OSError as exc:
+        try:
+            tmp.unlink()
+        except OSError:
+            pass
+        raise os_error(exc, path, "write") from None
+
+
+def fsync_dir(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+@contextmanager
+def exclusive_lock(lock_path: Path, blocking: bool = True):
+    """flock on STORE/.lock: writers serialise here; readers never take it."""
+    try:
+        fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, FILE_MODE)
+    except OSError as exc:
+        raise os_error(exc, lock_path, "open the lock") from None
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | (0 if blocking else fcntl.LOCK_NB))
+        except BlockingIOError:
+            yield False
+            return
+        yield True
+    finally:
+        os.close(fd)  # closing releases the flock

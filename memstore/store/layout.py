@@ -1,0 +1,63 @@
+"""Where each file of a store lives (see memstore(5))."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..errors import StoreError
+from .fs import ensure_dir
+
+
+@dataclass(frozen=True)
+class Layout:
+    root: Path
+
+    @property
+    def log_dir(self) -> Path:
+        return self.root / "log"
+
+    @property
+    def quarantine_dir(self) -> Path:
+        return self.root / "log" / "quarantine"
+
+    @property
+    def snapshots_dir(self) -> Path:
+        return self.root / "snapshots"
+
+    @property
+    def index_dir(self) -> Path:
+        return self.root / "index"
+
+    @property
+    def brief_dir(self) -> Path:
+        return self.root / "brief"
+
+    @property
+    def config_path(self) -> Path:
+        return self.root / "memstore.toml"
+
+    @property
+    def lock_path(self) -> Path:
+        return self.root / ".lock"
+
+    def exists(self) -> bool:
+        return self.log_dir.is_dir()
+
+    def check_readable(self) -> None:
+        if self.root.exists() and not self.root.is_dir():
+            raise StoreError(f"store {self.root} is a file, not a directory; choose another --store")
+
+    def create(self) -> None:
+        """Create the store's directories (0700); idempotent."""
+        self.check_readable()
+        ensure_dir(self.root)
+        ensure_dir(self.log_dir)
+
+    def read_config_text(self) -> str | None:
+        try:
+            return self.config_path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            return None
+        except (OSError, UnicodeDecodeError) as exc:
+            raise StoreError(f"cannot read {self.config_path}: {exc}") from None

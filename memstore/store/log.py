@@ -1,0 +1,217 @@
+"""The append-only event log: ``log/YYYY-MM.jsonl``, one canonical JSON event per line.
+
+Appends take the store lock, write whole lines with one write(), then fsync.
+Readers never lock; they ignore (and report) a torn final line. A torn tail left
+by a crashed writer is moved to ``log/quarantine/`` by the next writer before it
+appends, so the tail is never glued to a new line. Complete lines are never edited.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..codec import JSONDecodeError, dumps_line, loads
+from ..errors import NonMonotonicTime
+from .fs import FILE_MODE, ensure_dir, exclusive_lock, fsync_dir, os_error
+from .layout import Layout
+
+_LOG_NAME = re.compile(r"^\d{4}-\d{2}\.jsonl$")
+_CHUNK = 1 << 16
+
+
+def log_files(layout: Layout) -> list[Path]:
+    try:
+        names = sorted(n for n in os.listdir(layout.log_dir) if _LOG_NAME.match(n))
+    except FileNotFoundError:
+        return []
+    return [layout.log_dir / n for n in names]
+
+
+@dataclass(frozen=True)
+class Head:
+    """The newest complete event: its seq and record time, and the file holding it."""
+
+    seq: int = 0
+    at: str | None = None
+    torn: tuple[Path, int, int] | None = None  # (file, offset of fragment, fragment length)
+
+
+def _last_complete_line(path: Path) -> tuple[bytes | None, int, int]:
+    """(last complete line, offset where a torn fragment starts, fragment length)."""
+    with open(path, "rb") as fh:
+        size = fh.seek(0, os.SEEK_END)
+        if size == 0:
+            return None, 0, 0
+        end = size
+        buf = b""
+        pos = size
+        # find the final newline (everything after it is a torn fragment)
+        while pos > 0:
+            step = min(_CHUNK, pos)
+            pos -= step
+            fh.seek(pos)
+            buf = fh.read(step) + buf
+            nl = buf.rfind(b"\n")
+            if nl >= 0:
+                end = pos + nl  # index of the final newline
+                break
+        else:
+            return None, 0, size
+        frag_len = size - end - 1
+        # now find the newline before it
+        buf = buf[: end - pos]
+        while True:
+            nl = buf.rfind(b"\n")
+            if nl >= 0:
+                return buf[nl + 1 :], end + 1, frag_len
+            if pos == 0:
+                return buf, end + 1, frag_len
+            step = min(_CHUNK, pos)
+            pos -= step
+            fh.seek(pos)
+            buf = fh.read(step) + buf
+
+
+def read_head(layout: Layout) -> Head:
+    torn = None
+    for path in reversed(log_files(layout)):
+        line, frag_at, frag_len = _last_complete_line(path)
+        if frag_len and torn is None:
+            torn = (path, frag_at, frag_len)
+        if line is None:
+            continue
+        event = loads(line)
+        return Head(event["seq"], event["at"], torn)
+    return Head(0, None, torn)
+
+
+def _quarantine(layout: Layout, torn: tuple[Path, int, int]) -> None:
+    path, offset, length = torn
+    ensure_dir(layout.quarantine_dir)
+    with open(path, "rb") as fh:
+        fh.seek(offset)
+        fragment = fh.read(length)
+    target = layout.quarantine_dir / f"{path.stem}.{offset}.torn"
+    fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, FILE_MODE)
+    try:
+        os.write(fd, fragment)
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    os.truncate(path, offset)
+
+
+def append(layout: Layout, events: list[dict], now: str, *, allow_past: bool = False) -> list[int]:
+    """Append events (without seq) stamped at ``now``; return their seqs. All or nothing."""
+    if not events:
+        return []
+    layout.create()
+    with exclusive_lock(layout.lock_path):
+        head = read_head(layout)
+        if head.at is not None and now < head.at and not allow_past:
+            raise NonMonotonicTime(
+                f"--now {now} is earlier than the store's latest record time {head.at}; "
+                "replay must move forward in time (pass --allow-past to record it anyway)"
+            )
+        try:
+            if head.torn:
+                _quarantine(layout, head.torn)
+            files = log_files(layout)
+            month = now[:7]
+            if files and files[-1].stem > month:
+                month = files[-1].stem  # never append to an older partition than the newest
+            target = layout.log_dir / f"{month}.jsonl"
+        except OSError as exc:
+            raise os_error(exc, layout.log_dir, "prepare the log in") from None
+        seqs = list(range(head.seq + 1, head.seq + 1 + len(events)))
+        data = b"".join(dumps_line({**e, "seq": s}) for e, s in zip(events, seqs, strict=True))
+        _write_all(target, data)
+        return seqs
+
+
+def _write_all(target: Path, data: bytes) -> None:
+    new = not target.exists()
+    try:
+        fd = os.open(target, os.O_WRONLY | os.O_APPEND | os.O_CREAT, FILE_MODE)
+    except OSError as exc:
+        raise os_error(exc, target, "open the log") from None
+    start = os.fstat(fd).st_size
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view):]
+        os.fsync(fd)
+    except OSError as exc:
+        try:  # leave no partial line behind: nothing was acknowledged
+            os.ftruncate(fd, start)
+        except OSError:
+            pass
+        raise os_error(exc, target, "append to") from None
+    finally:
+        os.close(fd)
+    if new:
+        fsync_dir(target.parent)
+
+
+@dataclass
+class LogProblem:
+    path: Path
+    line: int
+    message: str
+
+
+@dataclass
+class LogReader:
+    """Iterate events in log order; collect problems instead of failing."""
+
+    layout: Layout
+    problems: list[LogProblem] = field(default_factory=list)
+
+    def events(self, after_seq: int = 0, start: tuple[str, int] | None = None) -> Iterator[dict]:
+        files = log_files(self.layout)
+        if start is not None:
+            name, offset = start
+            files = [p for p in files if p.name >= name]
+        for index, path in enumerate(files):
+            last_file = index == len(files) - 1
+            try:
+                data = path.read_bytes()
+            except OSError as exc:
+                self.problems.append(LogProblem(path, 0, f"cannot read: {exc.strerror}"))
+                continue
+            base_line = 0
+            if start is not None and path.name == start[0]:
+                base_line = data.count(b"\n", 0, start[1])
+                data = data[start[1]:]
+            lines = data.split(b"\n")
+            tail = lines.pop()  # after the final newline: b"" or a torn fragment
+            if tail:
+                if last_file:
+                    self.problems.append(LogProblem(path, base_line + len(lines) + 1,
+                                                    "torn final line (ignored)"))
+                else:
+                    self.problems.append(LogProblem(path, base_line + len(lines) + 1,
+                                                    "incomplete line before a later file"))
+            for n, line in enumerate(lines, start=base_line + 1):
+                try:
+                    event = loads(line)
+                except JSONDecodeError:
+                    self.problems.append(LogProblem(path, n, "line is not valid JSON (skipped)"))
+                    continue
+                if event.get("seq", 0) > after_seq:
+                    yield event
+
+
+def position_after(layout: Layout) -> tuple[str, int] | None:
+    """(newest file name, byte size up to its last complete line): where a tail read resumes."""
+    files = log_files(layout)
+    if not files:
+        return None
+    path = files[-1]
+    _line, frag_at, frag_len = _last_complete_line(path)
+    size = path.stat().st_size
+    return path.name, (frag_at if frag_len else size)

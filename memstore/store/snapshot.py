@@ -1,0 +1,102 @@
+"""Parquet snapshots of the state at log position N: a cache for fast open.
+
+``snapshots/state-<seq>.parquet`` holds one row per memory; its key-value metadata
+records the format, the seq, where in the log the tail starts, the row count and
+a checksum of the canonical rows. Deleting snapshots changes no answer.
+pyarrow is imported here only (it costs ~100 ms of start-up).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import os
+import re
+from pathlib import Path
+
+from ..codec import dumps, loads
+from ..model import AXES, memory_from_dict
+from ..state import State, state_rows
+from .fs import ensure_dir, write_atomic
+from .layout import Layout
+
+FORMAT = "memstore-snapshot/1"
+_NAME = re.compile(r"^state-(\d{12})\.parquet$")
+KEEP = 2  # older snapshots are removed after a new one is written
+
+
+def _schema():
+    import pyarrow as pa
+
+    s, i, f = pa.string(), pa.int64(), pa.float64()
+    return pa.schema([
+        ("id", s), ("key", s), ("kind", s), ("text", s), ("subject", s), ("domain", s),
+        ("actors", pa.list_(s)), ("outcome", s), ("occurred_at", s), ("precision", s),
+        ("recorded_at", s), ("time_buckets", pa.list_(s)), ("tier", s), ("status", s),
+        ("level", s), ("salience", pa.struct([(a, f) for a in AXES])), ("confidence", f),
+        ("source", s), ("valid_from", s), ("invalid_at", s), ("superseded_by", s),
+        ("derived_from", pa.list_(s)), ("recall_count", i), ("last_recalled_at", s),
+        ("mention_count", i), ("last_reinforced_at", s), ("expires_at", s), ("seq", i),
+    ])
+
+
+def rows_checksum(rows: list[dict]) -> str:
+    h = hashlib.sha256()
+    for row in rows:
+        h.update(dumps(row))
+        h.update(b"\n")
+    return h.hexdigest()
+
+
+def snapshot_files(layout: Layout) -> list[tuple[int, Path]]:
+    try:
+        names = os.listdir(layout.snapshots_dir)
+    except FileNotFoundError:
+        return []
+    found = [(int(m.group(1)), layout.snapshots_dir / n) for n in names if (m := _NAME.match(n))]
+    return sorted(found)
+
+
+def parquet_bytes(state: State, position: tuple[str, int] | None = None) -> bytes:
+    """The state's rows as Parquet, with the snapshot metadata attached."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    rows = state_rows(state)
+    table = pa.Table.from_pylist(rows, schema=_schema())
+    meta = {
+        "format": FORMAT,
+        "seq": state.seq,
+        "at": state.at,
+        "position": list(position) if position else None,
+        "rows": len(rows),
+        "checksum": rows_checksum(rows),
+        "keys": dict(sorted(state.keys.items())),
+    }
+    table = table.replace_schema_metadata({b"memstore": dumps(meta)})
+    buf = io.BytesIO()
+    pq.write_table(table, buf, compression="zstd")
+    return buf.getvalue()
+
+
+def write_snapshot(layout: Layout, state: State, position: tuple[str, int] | None) -> Path:
+    ensure_dir(layout.snapshots_dir)
+    path = layout.snapshots_dir / f"state-{state.seq:012d}.parquet"
+    write_atomic(path, parquet_bytes(state, position))
+    for _seq, old in snapshot_files(layout)[:-KEEP]:
+        old.unlink(missing_ok=True)
+    return path
+
+
+def read_snapshot(path: Path) -> tuple[State, dict]:
+    import pyarrow.parquet as pq
+
+    table = pq.read_table(path)
+    meta = loads(table.schema.metadata[b"memstore"])
+    if meta.get("format") != FORMAT:
+        raise ValueError(f"unknown snapshot format {meta.get('format')!r}")
+    state = State(seq=meta["seq"], at=meta["at"], keys=dict(meta["keys"]))
+    for row in table.to_pylist():
+        m = memory_from_dict(row)
+        state.memories[m.id] = m
+    return state, meta

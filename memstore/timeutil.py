@@ -1,0 +1,114 @@
+"""Time values: parsing --now and event times, canonical formatting, time buckets.
+
+Rules (documented in memstore(1) under TIME):
+- Every instant is stored in UTC as ``YYYY-MM-DDTHH:MM:SSZ`` (second precision, so
+  string order is time order). A value without a timezone is taken as UTC; a value
+  with an offset is converted to UTC. Fractions of a second are dropped.
+- ISO 8601 is parsed with the standard library. Other common spellings
+  ("7 Jun 2026 10:00", "2026/06/07") fall back to python-dateutil, imported only then.
+- Event time (occurred_at) keeps its precision: "2020" is the year 2020, not 1 January.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, date, datetime, timedelta
+
+from .errors import UsageError
+
+PRECISIONS = ("year", "month", "day", "minute")
+
+_YEAR = re.compile(r"^\d{4}$")
+_MONTH = re.compile(r"^(\d{4})-(\d{2})$")
+_DAY = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+
+
+def format_ts(dt: datetime) -> str:
+    """Canonical UTC text of an aware datetime."""
+    return dt.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def parse_ts(text: str) -> datetime:
+    """Inverse of format_ts (trusted, canonical input)."""
+    return datetime.strptime(text, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC)
+
+
+def _to_utc(dt: datetime) -> datetime:
+    if dt.tzinfo is None:
+        dt = dt.replace(tzinfo=UTC)
+    return dt.astimezone(UTC).replace(microsecond=0)
+
+
+def parse_instant(value: str, what: str = "--now") -> datetime:
+    """Parse a user-supplied instant; raise UsageError naming the value and the fix."""
+    text = (value or "").strip()
+    hint = f"{what} {value!r} is not a date/time; use ISO 8601, e.g. 2026-06-07T09:30:00Z"
+    if not text or not any(c.isdigit() for c in text):
+        raise UsageError(hint)
+    try:
+        iso = text[:-1] + "+00:00" if text.endswith(("Z", "z")) else text
+        return _to_utc(datetime.fromisoformat(iso))
+    except ValueError:
+        pass
+    try:
+        from dateutil import parser  # slow import (~30 ms): only for non-ISO spellings
+
+        return _to_utc(parser.parse(text))
+    except (ValueError, OverflowError, parser.ParserError):
+        raise UsageError(hint) from None
+
+
+def parse_occurred(value: str, what: str = "--occurred-at") -> tuple[str, str]:
+    """Parse an event time keeping its precision: returns (canonical text, precision)."""
+    text = (value or "").strip()
+    if _YEAR.match(text):
+        if int(text) < 1:
+            raise UsageError(f"{what} {value!r} is out of range; use a year from 0001 to 9999")
+        return text, "year"
+    m = _MONTH.match(text)
+    if m:
+        if not 1 <= int(m.group(2)) <= 12:
+            raise UsageError(f"{what} {value!r} has no month {m.group(2)}; use YYYY-MM with 01..12")
+        return text, "month"
+    if _DAY.match(text):
+        try:
+            date.fromisoformat(text)
+        except ValueError:
+            raise UsageError(f"{what} {value!r} is not a calendar day; use YYYY-MM-DD") from None
+        return text, "day"
+    dt = parse_instant(text, what)
+    return dt.strftime("%Y-%m-%dT%H:%MZ"), "minute"
+
+
+def occurred_start(occurred: str) -> datetime:
+    """The first instant covered by an event time of any precision."""
+    if len(occurred) == 4:
+        return datetime(int(occurred), 1, 1, tzinfo=UTC)
+    if len(occurred) == 7:
+        return datetime(int(occurred[:4]), int(occurred[5:7]), 1, tzinfo=UTC)
+    if len(occurred) == 10:
+        return datetime.fromisoformat(occurred).replace(tzinfo=UTC)
+    return datetime.strptime(occurred, "%Y-%m-%dT%H:%MZ").replace(tzinfo=UTC)
+
+
+def iso_week(d: date) -> str:
+    y, w, _ = d.isocalendar()
+    return f"{y}-W{w:02d}"
+
+
+def time_buckets(occurred: str, precision: str) -> list[str]:
+    """Search keys expanded at write time: year, month, day and ISO week, as precise as known."""
+    if precision == "year":
+        return [occurred]
+    if precision == "month":
+        return [occurred[:4], occurred]
+    day = date.fromisoformat(occurred[:10])
+    return [occurred[:4], occurred[:7], occurred[:10], iso_week(day)]
+
+
+def ts_after(ts: str, days: float) -> str:
+    return format_ts(parse_ts(ts) + timedelta(days=days))
+
+
+def days_between(earlier: str, later: str) -> float:
+    return (parse_ts(later) - parse_ts(earlier)).total_seconds() / 86400.0
