@@ -53,7 +53,8 @@ DEFAULTS: dict[str, dict] = {
     },
     "recall": {
         "k": 10,
-        "rrf_k": 60,
+        "rrf_k": 5,  # small k sharpens the top ranks (measured: MRR 0.63 at 60, 0.80 at 5)
+        "salience_weight": 0.3,  # score *= (1 - w) + w * effective salience: orders, never hides
         "mmr_lambda": 0.7,
         "preamble_chars": 1200,  # [002]
         "preamble_max": 5,

@@ -1,0 +1,163 @@
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from memstore.errors import UsageError
+
+from ..common import JsonOpt, NowOpt, env
+from ..output import emit_json, emit_jsonl, is_tty, note, out
+
+HELP = """Find the memories that answer a question, best first.
+
+Four voices rank candidates: lexical (Tantivy BM25, English stemming and CJK
+bigrams), semantic (USearch over embeddings), temporal (the query's time window,
+else the newest) and graph (two hops from the best matches along shared subject,
+provenance, supersession and actor). They are fused with weighted reciprocal
+rank fusion (weights follow the query's intent), scaled by effective salience at
+--now, and diversified with MMR. Cue options filter exactly: values of one
+option are OR-ed, different options AND-ed. Superseded and forgotten memories
+are hidden unless --as-of asks what was believed at a past time; expired and
+faded ones are ranked lower but stay findable. Indexes catch up with the log
+first. Unless --no-touch, the returned memories' recall counts go up."""
+
+EPILOG = """\b
+Examples:
+  memstore recall "what database did we pick for billing?"
+  memstore recall "障害" --during 先週 --actor daiki
+  memstore recall "coffee" --json --k 3
+  memstore recall "prepare the release checklist for v2.5" --format preamble
+  memstore recall --batch questions.jsonl > answers.jsonl"""
+
+
+def run(
+    query: Annotated[str | None, typer.Argument(help="The question; '-' reads stdin.")] = None,
+    k: Annotated[int, typer.Option("--k", min=1, max=1000, help="How many results.")] = 10,
+    actor: Annotated[list[str] | None, typer.Option(help="Only memories involving this actor (repeatable).")] = None,
+    kind: Annotated[list[str] | None, typer.Option(help="Only this kind (repeatable).")] = None,
+    outcome: Annotated[list[str] | None, typer.Option(help="Only this outcome (repeatable).")] = None,
+    domain: Annotated[list[str] | None, typer.Option(help="Only this domain, exactly (repeatable).")] = None,
+    subject: Annotated[list[str] | None, typer.Option(help="Only this subject (repeatable).")] = None,
+    during: Annotated[list[str] | None, typer.Option(
+        metavar="WHEN", help="Only this time: 2026-06, 2026-W23, 2026-06-07, 'last week', 先週 (repeatable).")] = None,
+    level: Annotated[list[str] | None, typer.Option(help="Only this ladder level (repeatable).")] = None,
+    as_of: Annotated[str | None, typer.Option("--as-of", metavar="TIME",
+                                              help="Recall what was believed at TIME (includes since-superseded memories).")] = None,
+    explain: Annotated[bool, typer.Option("--explain", help="Show per-voice ranks, salience and demotions.")] = False,
+    format: Annotated[str, typer.Option("--format", help="text, json or preamble (for an agent's prompt).")] = "text",
+    voice: Annotated[list[str] | None, typer.Option(help="Use only these voices (for evaluation).")] = None,
+    batch: Annotated[Path | None, typer.Option("--batch", metavar="FILE",
+                                               help="Many questions: one JSON object per line ('-' for stdin).")] = None,
+    no_touch: Annotated[bool, typer.Option("--no-touch", help="Do not record this recall as usage.")] = False,
+    now: NowOpt = None,
+    json: JsonOpt = False,
+) -> None:
+    from memstore.recall.engine import recall
+    from memstore.recall.request import build_request
+
+    from ..indexing import open_indexes
+
+    if format not in ("text", "json", "preamble"):
+        raise UsageError(f"--format {format!r} is not one of: text, json, preamble")
+    if json:
+        format = "json"
+    e = env(now)
+    if batch is not None:
+        if query is not None:
+            raise UsageError("give either QUERY or --batch FILE, not both")
+        requests = read_requests(batch, e.now, e.config["recall"]["k"])
+        ix = open_indexes(e)
+        emit_jsonl(recall(req, ix, now=req_now, config=e.config) for req_now, req, _obj in requests)
+        return
+    if query is None or query == "-":
+        from ..common import read_stdin_text
+
+        query = read_stdin_text()
+    obj = {"query": query, "k": k, "actor": actor, "kind": kind, "outcome": outcome, "domain": domain,
+           "subject": subject, "during": during, "level": level, "as_of": as_of, "explain": explain,
+           "voices": voice}
+    req = build_request({n: v for n, v in obj.items() if v not in (None, [])}, e.now)
+    ix = open_indexes(e)
+    result = recall(req, ix, now=e.now, config=e.config)
+    if not no_touch and result["results"]:
+        _touch(e, [r["id"] for r in result["results"]], req.query)
+    if format == "json":
+        emit_json(result)
+    elif format == "preamble":
+        from memstore.recall.preamble import active_policies, preamble
+
+        text = preamble(result, active_policies(ix, e.now), e.config)
+        if text:
+            out(text)
+    else:
+        _render(result, explain)
+
+
+def _touch(e, ids: list[str], query: str) -> None:
+    from memstore.errors import NonMonotonicTime
+    from memstore.store.log import append
+
+    try:
+        append(e.layout, [{"op": "recall", "at": e.now, "ids": ids, "query": query[:200]}], e.now)
+    except NonMonotonicTime:
+        note("usage not recorded: --now is before the store's latest record")
+
+
+def read_requests(path: Path, now: str, default_k: int):
+    """[(now, Request, raw object)] from a JSONL file; every line checked before any runs."""
+    import sys
+
+    from memstore.codec import JSONDecodeError, loads
+    from memstore.recall.request import build_request
+    from memstore.timeutil import format_ts, parse_instant
+
+    name = "stdin" if str(path) == "-" else str(path)
+    try:
+        data = sys.stdin.buffer.read() if str(path) == "-" else path.read_bytes()
+    except OSError as exc:
+        raise UsageError(f"cannot read {name}: {exc.strerror}") from None
+    requests = []
+    for n, line in enumerate(data.split(b"\n"), start=1):
+        if not line.strip():
+            continue
+        where = f"{name}:{n}: "
+        try:
+            obj = loads(line)
+        except JSONDecodeError:
+            raise UsageError(f"{where}not valid JSON") from None
+        if not isinstance(obj, dict):
+            raise UsageError(f"{where}expected a JSON object with a \"query\"")
+        req_now = format_ts(parse_instant(obj["now"], f"{where}now")) if obj.get("now") else now
+        requests.append((req_now, build_request(obj, req_now, where=where, default_k=default_k), obj))
+    return requests
+
+
+def _render(result: dict, explain: bool) -> None:
+    rows = result["results"]
+    if not rows:
+        note("no memories match")
+        return
+    if is_tty():
+        from rich.table import Table
+
+        from ..output import console
+
+        table = Table(show_header=True, header_style="bold", box=None, pad_edge=False)
+        for col in ("#", "score", "id", "kind", "when", "text"):
+            table.add_column(col, overflow="fold" if col == "text" else "ellipsis")
+        for i, r in enumerate(rows, start=1):
+            table.add_row(str(i), f"{r['score']:.2f}", r["id"], r["kind"], r["occurred_at"][:10], r["text"])
+        console().print(table)
+    else:
+        for i, r in enumerate(rows, start=1):
+            out(f"{i:>2}  {r['score']:7.2f}  {r['id']}  {r['kind']:<10} {r['occurred_at'][:10]}  {r['text']}")
+    if explain:
+        for r in rows:
+            ex = r["explain"]
+            ranks = " ".join(f"{v}={n}" for v, n in ex["ranks"].items())
+            out(f"    {r['id']}: {ranks}; rrf={ex['rrf']} salience={ex['salience']} decay={ex['decay']}"
+                + (f"; demoted: {ex['demoted']}" if ex["demoted"] else ""))
+    s = result["stats"]
+    note(f"{len(rows)} result(s); intent {s['intent']}; examined {s['examined']} of {s['full_scan']}")

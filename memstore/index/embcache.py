@@ -1,0 +1,81 @@
+"""Embedding cache keyed by (embedder, text hash): append-only, shared by stores.
+
+One file per embedder, a sequence of fixed-size records (16-byte text hash +
+dim float32). A torn final record (a crash mid-append) is ignored. Replays and
+reindexing look texts up here first, so no text is embedded twice.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from pathlib import Path
+
+from ..store.fs import FILE_MODE, ensure_dir
+
+
+def text_hash(text: str) -> bytes:
+    return hashlib.sha256(text.encode()).digest()[:16]
+
+
+class EmbeddingCache:
+    def __init__(self, directory: Path | None, embedder_name: str, dim: int):
+        self.path = directory / f"{embedder_name}.bin" if directory else None
+        self.dim = dim
+        self._map: dict[bytes, object] | None = None
+
+    def _load(self) -> dict:
+        import numpy as np
+
+        if self._map is not None:
+            return self._map
+        self._map = {}
+        if self.path is None or not self.path.exists():
+            return self._map
+        rec = np.dtype([("h", "S16"), ("v", "<f4", (self.dim,))])
+        raw = self.path.read_bytes()
+        usable = len(raw) - len(raw) % rec.itemsize
+        arr = np.frombuffer(raw[:usable], dtype=rec)
+        for h, v in zip(arr["h"], arr["v"], strict=True):
+            self._map[bytes(h).ljust(16, b"\0")] = v
+        return self._map
+
+    def embed(self, embedder, texts: list[str], role: str = "passage", batch: int = 64, progress=None):
+        """Vectors for texts (cached ones looked up, the rest embedded in batches and appended)."""
+        import numpy as np
+
+        cache = self._load()
+        hashes = [text_hash(f"{role}\0{t}") for t in texts]
+        missing = list(dict.fromkeys(i for i, h in enumerate(hashes) if h not in cache))
+        todo = list({hashes[i]: i for i in missing}.values())
+        for start in range(0, len(todo), batch):
+            chunk = todo[start : start + batch]
+            vecs = embedder.embed([texts[i] for i in chunk], role)
+            self._append([hashes[i] for i in chunk], vecs)
+            for i, v in zip(chunk, vecs, strict=True):
+                cache[hashes[i]] = v
+            if progress:
+                progress(len(chunk))
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        for row, h in enumerate(hashes):
+            out[row] = cache[h]
+        return out
+
+    def _append(self, hashes: list[bytes], vecs) -> None:
+        if self.path is None:
+            return
+        import numpy as np
+
+        ensure_dir(self.path.parent)
+        rec = np.dtype([("h", "S16"), ("v", "<f4", (self.dim,))])
+        arr = np.zeros(len(hashes), dtype=rec)
+        arr["h"] = hashes
+        arr["v"] = vecs
+        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, FILE_MODE)
+        try:
+            size = os.fstat(fd).st_size
+            if size % rec.itemsize:  # a torn record from a crash: cut it before appending
+                os.ftruncate(fd, size - size % rec.itemsize)
+            os.write(fd, arr.tobytes())
+        finally:
+            os.close(fd)

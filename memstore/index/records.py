@@ -1,0 +1,133 @@
+"""Current records and their cue posting lists, in a Tantivy index keyed by memory id.
+
+Each memory is one document: the record as canonical JSON (stored) plus one raw
+term per cue value (actor, kind, outcome, domain, subject, bucket, status,
+level, tier). Tantivy's inverted index is the per-dimension posting list store;
+a changed record is replaced (delete by id, add). Nothing here is scored.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ..codec import dumps, loads
+from ..model import Memory, memory_from_dict, memory_to_dict
+from ..timeutil import occurred_start
+
+FORMAT = "memstore-records/1"
+# cue dimension -> how a record yields its values (lower-cased except domain: scopes are exact)
+DIMENSIONS = ("actor", "kind", "outcome", "domain", "subject", "bucket", "status", "level", "tier")
+
+
+def cue_values(m: Memory) -> dict[str, list[str]]:
+    return {
+        "actor": [a.casefold() for a in m.actors],
+        "kind": [m.kind],
+        "outcome": [m.outcome] if m.outcome else [],
+        "domain": [m.domain] if m.domain else [],
+        "subject": [m.subject.casefold()] if m.subject else [],
+        "bucket": list(m.time_buckets),
+        "status": [m.status],
+        "level": [m.level],
+        "tier": [m.tier],
+    }
+
+
+def time_order(m: Memory) -> int:
+    return int(occurred_start(m.occurred_at).timestamp()) * 1_000_000 + m.seq % 1_000_000
+
+
+def _schema():
+    import tantivy
+
+    sb = tantivy.SchemaBuilder()
+    sb.add_text_field("id", stored=True, tokenizer_name="raw")
+    sb.add_unsigned_field("seq", stored=True, indexed=True, fast=True)
+    # event-time order with the seq as tie-breaker, so "newest" is the same in every build
+    sb.add_integer_field("t", stored=False, indexed=False, fast=True)
+    sb.add_text_field("record", stored=True, tokenizer_name="raw", index_option="basic")
+    for dim in DIMENSIONS:
+        sb.add_text_field(dim, stored=False, tokenizer_name="raw", index_option="basic")
+    return sb.build()
+
+
+class RecordIndex:
+    def __init__(self, path: Path):
+        import tantivy
+
+        path.mkdir(parents=True, exist_ok=True)
+        self.schema = _schema()
+        self.index = tantivy.Index(self.schema, path=str(path))
+        self._t = tantivy
+
+    # -- writing --------------------------------------------------------------
+    def put(self, memories: list[Memory]) -> None:
+        """Insert or replace records, then commit."""
+        if not memories:
+            return
+        t = self._t
+        writer = self.index.writer(heap_size=50_000_000, num_threads=1)
+        for m in memories:
+            writer.delete_documents_by_term("id", m.id)
+            doc = t.Document()
+            doc.add_text("id", m.id)
+            doc.add_unsigned("seq", m.seq)
+            doc.add_integer("t", time_order(m))
+            doc.add_text("record", dumps(memory_to_dict(m)).decode())
+            for dim, values in cue_values(m).items():
+                for v in values:
+                    doc.add_text(dim, v)
+            writer.add_document(doc)
+        writer.commit()
+        writer.wait_merging_threads()
+        self.index.reload()
+
+    # -- reading --------------------------------------------------------------
+    def _docs(self, query, limit: int, order_by: str | None = None) -> list[Memory]:
+        searcher = self.index.searcher()
+        if limit <= 0:
+            return []
+        kwargs = {"order_by_field": order_by} if order_by else {}
+        hits = searcher.search(query, limit, **kwargs).hits
+        return [memory_from_dict(loads(searcher.doc(a).get_first("record"))) for _s, a in hits]
+
+    def get(self, ids: list[str]) -> dict[str, Memory]:
+        if not ids:
+            return {}
+        t = self._t
+        q = t.Query.term_set_query(self.schema, "id", list(ids))
+        return {m.id: m for m in self._docs(q, len(ids))}
+
+    def by_seqs(self, seqs: list[int]) -> dict[int, Memory]:
+        if not seqs:
+            return {}
+        q = self._t.Query.term_set_query(self.schema, "seq", list(seqs))
+        return {m.seq: m for m in self._docs(q, len(seqs))}
+
+    def dimension_query(self, dim: str, values: list[str]):
+        t = self._t
+        return t.Query.term_set_query(self.schema, dim, list(values))
+
+    def posting(self, dim: str, values: list[str]) -> list[Memory]:
+        """Every record in the union of the dimension's posting lists for these values."""
+        q = self.dimension_query(dim, values)
+        n = self.count(q)
+        return self._docs(q, n)
+
+    def count(self, query=None) -> int:
+        searcher = self.index.searcher()
+        if query is None:
+            return searcher.num_docs
+        return searcher.search(query, 1, count=True).count
+
+    def posting_size(self, dim: str, values: list[str]) -> int:
+        return self.count(self.dimension_query(dim, values))
+
+    def recent(self, limit: int, status: tuple[str, ...] = ("active",)) -> list[Memory]:
+        """Newest by event time (the temporal voice)."""
+        q = self.dimension_query("status", list(status))
+        return self._docs(q, limit, order_by="t")
+
+    def neighbours(self, dim: str, value: str, limit: int) -> list[Memory]:
+        q = self.dimension_query(dim, [value])
+        return self._docs(q, limit, order_by="t")

@@ -1,0 +1,135 @@
+"""Catch the derived indexes up with the log, or rebuild them from it.
+
+Each index has a manifest with its watermark (the last log seq it reflects).
+Catch-up reads only the events after the lowest watermark, folds them onto the
+records they touch (fetched from the record index), and writes the changed
+records, the new texts (lexical) and the new vectors. A full rebuild is the same
+code with every watermark at 0, so both give the same indexes.
+"""
+
+from __future__ import annotations
+
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+from .. import __version__
+from ..embed import make_embedder
+from ..events import touched_ids
+from ..state import State, fold
+from ..store.fs import ensure_dir, exclusive_lock
+from ..store.layout import Layout
+from ..store.log import LogReader, read_head
+from . import lexical, records, vectors
+from .embcache import EmbeddingCache
+from .manifest import read_manifest, write_manifest
+
+
+@dataclass
+class Indexes:
+    records: records.RecordIndex
+    lexical: lexical.LexicalIndex
+    vectors: vectors.VectorIndex
+    embedder: object
+    cache: EmbeddingCache
+    watermark: int
+    caught_up: int  # events applied by this open (0 when already current)
+
+
+def _paths(layout: Layout) -> dict[str, Path]:
+    d = layout.index_dir
+    return {"records": d / "records", "lexical": d / "lexical", "vectors": d / "vectors.usearch"}
+
+
+def _manifest_path(name: str, path: Path) -> Path:
+    return path / "manifest.json" if name != "vectors" else path.with_suffix(".json")
+
+
+def _expected(name: str, embedder) -> dict:
+    fmt = {"records": records.FORMAT, "lexical": lexical.FORMAT, "vectors": vectors.FORMAT}[name]
+    m = {"format": fmt}
+    if name == "vectors":
+        m.update(embedder=embedder.name, dim=embedder.dim)
+    return m
+
+
+def _watermarks(layout: Layout, embedder) -> dict[str, int]:
+    marks = {}
+    for name, path in _paths(layout).items():
+        manifest = read_manifest(_manifest_path(name, path))
+        expected = _expected(name, embedder)
+        if manifest is None or any(manifest.get(k) != v for k, v in expected.items()):
+            _remove(path)
+            if name == "vectors":
+                _manifest_path(name, path).unlink(missing_ok=True)
+            marks[name] = 0  # missing, other format or other embedder: rebuild from the log
+        else:
+            marks[name] = manifest["watermark"]
+    return marks
+
+
+def _remove(path: Path) -> None:
+    if path.is_dir():
+        shutil.rmtree(path)
+    elif path.exists():
+        path.unlink()
+
+
+def open_indexes(layout: Layout, config, cache_dir: Path | None, *, progress=None,
+                 rebuild: bool = False) -> Indexes:
+    """Open the indexes, first catching them up with the log (under the index lock)."""
+    embedder = make_embedder(config)
+    ensure_dir(layout.index_dir)
+    paths = _paths(layout)
+    with exclusive_lock(layout.index_dir / ".lock"):
+        if rebuild:
+            for name, path in paths.items():
+                _remove(path)
+                _manifest_path(name, path).unlink(missing_ok=True)
+        marks = _watermarks(layout, embedder)
+        if len(set(marks.values())) > 1:  # out of step (a crash, a deleted index): rebuild all
+            for name, path in paths.items():
+                _remove(path)
+                _manifest_path(name, path).unlink(missing_ok=True)
+            marks = dict.fromkeys(marks, 0)
+        rec = records.RecordIndex(paths["records"])
+        lex = lexical.LexicalIndex(paths["lexical"])
+        vec = vectors.VectorIndex(paths["vectors"], embedder.dim)
+        cache = EmbeddingCache(cache_dir, embedder.name, embedder.dim)
+        mark = marks["records"]
+        applied = _catch_up(layout, mark, rec, lex, vec, embedder, cache, progress)
+        if applied:
+            mark = applied
+            for name, path in paths.items():
+                write_manifest(_manifest_path(name, path), {
+                    **_expected(name, embedder), "builder": f"memstore {__version__}",
+                    "watermark": mark,
+                    "count": {"records": rec.count, "lexical": lex.count, "vectors": vec.__len__}[name](),
+                })
+        return Indexes(rec, lex, vec, embedder, cache, mark, applied)
+
+
+def _catch_up(layout, mark, rec, lex, vec, embedder, cache, progress) -> int:
+    """Apply the events after ``mark``; return the new watermark (0: nothing to do)."""
+    if read_head(layout).seq <= mark:
+        return 0
+    events = list(LogReader(layout).events(after_seq=mark))
+    if not events:
+        return 0
+    touched = list(dict.fromkeys(i for e in events for i in touched_ids(e)))
+    before = rec.get(touched) if mark else {}
+    state = fold(events, State(memories=dict(before), seq=mark))
+    changed = sorted((m for mid, m in state.memories.items() if before.get(mid) != m),
+                     key=lambda m: (m.seq, m.id))
+    rec.put(changed)
+    new = sorted((m for m in state.memories.values() if m.seq > mark), key=lambda m: m.seq)
+    lex.add([(m.seq, _indexed_text(m)) for m in new])
+    if new:
+        vecs = cache.embed(embedder, [m.text for m in new], "passage", progress=progress)
+        vec.add([m.seq for m in new], vecs)
+        vec.save()
+    return events[-1]["seq"]
+
+
+def _indexed_text(m) -> str:
+    return f"{m.text} {m.subject}" if m.subject else m.text

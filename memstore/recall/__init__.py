@@ -1,0 +1,1 @@
+"""The read path: query parsing, cue pruning, four voices, fusion, diversification."""

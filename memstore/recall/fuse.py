@@ -1,0 +1,43 @@
+"""Weighted reciprocal-rank fusion and MMR diversification [002][003]."""
+
+from __future__ import annotations
+
+
+def rrf(voices: dict[str, list[int]], weights: dict[str, float], k: int) -> dict[int, float]:
+    """score(d) = sum over voices of weight / (k + rank), rank from 1."""
+    scores: dict[int, float] = {}
+    for name, ranked in voices.items():
+        w = weights.get(name, 0.0)
+        for rank, seq in enumerate(ranked, start=1):
+            scores[seq] = scores.get(seq, 0.0) + w / (k + rank)
+    return scores
+
+
+def mmr(order: list[int], scores: dict[int, float], vectors: dict[int, object], k: int,
+        lam: float) -> list[int]:
+    """Pick k items maximising lam*relevance - (1-lam)*max similarity to those picked.
+
+    Relevance is the score scaled to [0, 1]; items without a vector count as
+    dissimilar to everything. Ties keep the input order, so the result is stable.
+    """
+    if not order:
+        return []
+    top = max(scores[s] for s in order) or 1.0
+    picked: list[int] = []
+    remaining = list(order)
+    sims: dict[int, float] = dict.fromkeys(order, 0.0)
+    while remaining and len(picked) < k:
+        best, best_value = None, None
+        for s in remaining:
+            value = lam * scores[s] / top - (1 - lam) * sims[s]
+            if best_value is None or value > best_value + 1e-12:
+                best, best_value = s, value
+        picked.append(best)
+        remaining.remove(best)
+        vb = vectors.get(best)
+        if vb is not None:
+            for s in remaining:
+                vs = vectors.get(s)
+                if vs is not None:
+                    sims[s] = max(sims[s], float(vs @ vb))
+    return picked

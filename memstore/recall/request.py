@@ -1,0 +1,67 @@
+"""Build a recall Request from options or a JSON line, validating every field."""
+
+from __future__ import annotations
+
+from ..errors import UsageError
+from ..model import KINDS, LEVELS, OUTCOMES
+from ..timeutil import format_ts, parse_instant
+from .engine import Request
+from .timecues import parse_during, validate_bucket
+
+VOICES = ("lexical", "semantic", "temporal", "graph")
+FIELDS = {"query", "k", "now", "actor", "kind", "outcome", "domain", "subject", "during", "level",
+          "as_of", "explain", "voices", "keys", "category", "id"}
+
+
+def _list(obj: dict, name: str, where: str) -> tuple[str, ...]:
+    value = obj.get(name)
+    if value is None:
+        return ()
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise UsageError(f"{where}{name} must be a string or a list of strings")
+    return tuple(value)
+
+
+def _choices(values: tuple[str, ...], name: str, allowed, where: str) -> tuple[str, ...]:
+    for v in values:
+        if v not in allowed:
+            raise UsageError(f"{where}{name} {v!r} is not one of: {', '.join(allowed)}")
+    return values
+
+
+def build_request(obj: dict, now: str, *, where: str = "", default_k: int = 10) -> Request:
+    unknown = sorted(set(obj) - FIELDS)
+    if unknown:
+        raise UsageError(f"{where}unknown field {unknown[0]!r}; known: {', '.join(sorted(FIELDS))}")
+    query = obj.get("query")
+    if not isinstance(query, str) or not query.strip():
+        raise UsageError(f"{where}query is empty; say what to recall")
+    k = obj.get("k", default_k)
+    if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= 1000:
+        raise UsageError(f"{where}k {k!r} must be a whole number from 1 to 1000")
+    during = []
+    for value in _list(obj, "during", where):
+        bucket = parse_during(value, now)
+        if not validate_bucket(bucket):
+            raise UsageError(f"{where}during {value!r} is not a real date; use 2026-06 or 2026-W23")
+        during.append(bucket)
+    as_of = obj.get("as_of")
+    if as_of is not None:
+        as_of = format_ts(parse_instant(as_of, f"{where}as_of"))
+    voices = _choices(_list(obj, "voices", where), "voices", VOICES, where) or VOICES
+    return Request(
+        query=query.strip(),
+        k=k,
+        actors=_list(obj, "actor", where),
+        kinds=_choices(_list(obj, "kind", where), "kind", KINDS, where),
+        outcomes=_choices(_list(obj, "outcome", where), "outcome", OUTCOMES, where),
+        domains=_list(obj, "domain", where),
+        subjects=_list(obj, "subject", where),
+        during=tuple(during),
+        levels=_choices(_list(obj, "level", where), "level", LEVELS, where),
+        as_of=as_of,
+        explain=bool(obj.get("explain", False)),
+        voices=voices,
+    )
