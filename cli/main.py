@@ -57,8 +57,19 @@ for _name, _module in COMMANDS:
                 short_help=_module.HELP.split("\n", 1)[0])(_module.run)
 
 
+_COMMAND = None
+
+
+def invoke(argv: list[str]) -> int:
+    """Run one memstore command line in this process (replay calls this per line)."""
+    return main(argv)
+
+
 def main(argv: list[str] | None = None) -> int:
-    command = typer.main.get_command(app)
+    global _COMMAND
+    if _COMMAND is None:  # building the click command tree is costly: once per process
+        _COMMAND = typer.main.get_command(app)
+    command = _COMMAND
     try:
         rc = command.main(args=argv, prog_name="memstore", standalone_mode=False)
     except MemstoreError as exc:

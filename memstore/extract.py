@@ -20,16 +20,17 @@ class Classification:
 
 _I = re.IGNORECASE
 
-GREETING = re.compile(
-    r"^\s*(?:(?:hi|hello|hey|yo|thanks|thank you|thx|ty|ok|okay|k|sure|got it|cool|great|nice|"
+# One acknowledgement, or several run together ("ok thanks", "了解、ありがとうございます").
+_ACK = (
+    r"(?:(?:hi|hello|hey|yo|thanks|thank you|thx|ty|ok|okay|k|sure|got it|cool|great|nice|"
     r"yes|yeah|yep|no|nope|bye|good (?:morning|night|evening|afternoon)|see you|lol|np|"
-    r"sounds good|will do|noted)(?:\s+(?:so much|a lot|all|everyone|there|!))*"
+    r"sounds good|will do|noted)\b(?:\s+(?:so much|a lot|all|everyone|there|!))*"
     r"|こんにちは|こんばんは|おはよう(?:ございます)?|ありがとう(?:ございます|ございました)?|"
     r"どうも|了解(?:です|しました)?|承知(?:しました|いたしました)?|はい|うん|ええ|いいえ|"
     r"よろしく(?:お願いします|おねがいします)?|お疲れ(?:様|さま)(?:です|でした)?|またね|なるほど)"
-    r"[\s.!?！？。、〜ー…w]*$",
-    _I,
 )
+_ACK_GAP = r"[\s,.!?！？。、〜ー…w]*"
+GREETING = re.compile(rf"^\s*{_ACK}(?:{_ACK_GAP}{_ACK})*{_ACK_GAP}$", _I)
 
 DISAMBIGUATION = re.compile(
     r"\b(?:here|in this (?:context|thread|doc(?:ument)?|chat))\b.{0,60}\bmeans?\b"

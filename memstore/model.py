@@ -79,10 +79,18 @@ class Memory:
     last_reinforced_at: str | None = None
     expires_at: str | None = None
     seq: int = 0  # log position of the event that created it (stable sort key)
+    # Lifecycle links, set by the fold of consolidate/distill/conflict events (memstore(7)).
+    merged_into: str | None = None  # archived duplicate or promoted group member -> the record kept
+    abstracted_by: str | None = None  # the derived record recall should prefer to this one
+    conflicts_with: tuple[str, ...] = ()  # open conflicts: the other records' ids
+    reconciled_with: tuple[str, ...] = ()  # conflicts a person settled as keep both / dismiss
+    reason: str | None = None  # why it was invalidated or superseded
+    direction: str | None = None  # policies only: mitigate | reinforce
 
 
 MEMORY_FIELDS = tuple(f.name for f in fields(Memory))
-_TUPLE_FIELDS = ("actors", "time_buckets", "derived_from")
+_FIELD_SET = frozenset(MEMORY_FIELDS)
+_TUPLE_FIELDS = ("actors", "time_buckets", "derived_from", "conflicts_with", "reconciled_with")
 
 
 def memory_to_dict(m: Memory) -> dict:
@@ -98,7 +106,7 @@ def memory_from_dict(d: dict) -> Memory:
     d["salience"] = Salience(**d.get("salience") or {})
     for name in _TUPLE_FIELDS:
         d[name] = tuple(d.get(name) or ())
-    return Memory(**{k: v for k, v in d.items() if k in MEMORY_FIELDS})
+    return Memory(**{k: v for k, v in d.items() if k in _FIELD_SET})
 
 
 _SPACES = re.compile(r"\s+")

@@ -10,11 +10,20 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import lru_cache
 
 from .errors import UsageError
 from .extract import NOTE, classify
 from .model import AXES, KINDS, OUTCOMES, SOURCES, Memory, Salience, memory_id, memory_to_dict
-from .timeutil import format_ts, occurred_start, parse_occurred, parse_ts, time_buckets, ts_after
+from .timeutil import (
+    format_minute,
+    format_ts,
+    occurred_start,
+    parse_occurred,
+    parse_ts,
+    time_buckets,
+    ts_after,
+)
 
 FIELDS = {"text", "kind", "subject", "domain", "actors", "actor", "outcome", "occurred_at",
           "confidence", "source", "key", "tier", "keep", *AXES}
@@ -63,9 +72,20 @@ def _label(value, name: str, where: str, limit: int = 200) -> str | None:
     value = value.strip()
     if not value:
         return None
+    if not _utf8(value):
+        raise UsageError(f"{where}{name} is not valid UTF-8; convert it, e.g. with iconv")
     if len(value) > limit or any(ord(c) < 32 for c in value):
         raise UsageError(f"{where}{name} {value[:40]!r} must be one line of at most {limit} characters")
     return value
+
+
+def _utf8(value: str) -> bool:
+    """False for text holding lone surrogates (undecodable bytes from argv or a file)."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _unit(value, name: str, where: str) -> float | None:
@@ -78,6 +98,8 @@ def _unit(value, name: str, where: str) -> float | None:
             value = None
         if value is None:
             raise UsageError(f"{where}{name} must be a number from 0 to 1")
+    if isinstance(value, int) and not -(2**53) < value < 2**53:  # float() would overflow
+        raise UsageError(f"{where}{name} is out of range; use a number from 0 to 1")
     if math.isnan(value) or not 0.0 <= value <= 1.0:
         raise UsageError(f"{where}{name} {value} is out of range; use a number from 0 to 1")
     return round(float(value), 4)
@@ -96,9 +118,13 @@ def validate(obj: dict, *, max_chars: int, where: str = "", options: bool = Fals
 
     ``options`` names fields as command-line options (--occurred-at) in messages.
     """
-    if options:
-        return _validate(obj, max_chars, where, lambda n: "--" + n.replace("_", "-"))
-    return _validate(obj, max_chars, where, lambda n: n)
+    return _validate(obj, max_chars, where, (_OPTION_NAMES if options else _FIELD_NAMES).__getitem__)
+
+
+# How messages name each field: as in JSONL, or as the command-line option.
+_FIELD_NAMES = {n: n for n in FIELDS}
+_OPTION_NAMES = {n: "--" + n.replace("_", "-") for n in FIELDS}
+_SOURCE_NAMES = tuple(SOURCES)
 
 
 def _validate(obj, max_chars: int, where: str, nm) -> Draft:
@@ -117,6 +143,8 @@ def _validate(obj, max_chars: int, where: str, nm) -> Draft:
         raise UsageError(f"{where}text is empty; give the memory's text as an argument or on stdin")
     if "\x00" in text:
         raise UsageError(f"{where}text contains a NUL byte; memories are text, not binary data")
+    if not _utf8(text):
+        raise UsageError(f"{where}text is not valid UTF-8; convert it, e.g. with iconv")
     if len(text) > max_chars:
         raise UsageError(f"{where}text is {len(text)} characters, over the limit of {max_chars}; "
                          "split it into smaller memories (or raise memory.max_text_chars)")
@@ -137,7 +165,7 @@ def _validate(obj, max_chars: int, where: str, nm) -> Draft:
         if not isinstance(occurred, str):
             raise UsageError(f"{where}occurred_at must be a date string like 2026-06 or 2026-06-07")
         occurred = parse_occurred(occurred, f"{where}{nm('occurred_at')}")
-    axes = tuple((a, v) for a in AXES if (v := _unit(obj.get(a), nm(a), where)) is not None)
+    axes = tuple((a, v) for a in AXES if a in obj and (v := _unit(obj[a], nm(a), where)) is not None)
     keep = obj.get("keep", False)
     if not isinstance(keep, bool):
         raise UsageError(f"{where}keep must be true or false")
@@ -151,7 +179,7 @@ def _validate(obj, max_chars: int, where: str, nm) -> Draft:
         occurred_at=occurred,
         axes=axes,
         confidence=_unit(obj.get("confidence"), nm("confidence"), where),
-        source=_choice(obj.get("source"), nm("source"), tuple(SOURCES), where),
+        source=_choice(obj.get("source"), nm("source"), _SOURCE_NAMES, where),
         key=_label(obj.get("key"), nm("key"), where),
         tier=_choice(obj.get("tier"), nm("tier"), ("short", "long"), where),
         keep=keep,
@@ -173,7 +201,7 @@ def build(draft: Draft, now: str, config) -> Memory | None:
     tier = draft.tier or tier
     source = draft.source or config["memory"]["default_source"]
     if draft.occurred_at is None:
-        occurred, precision = parse_ts(now).strftime("%Y-%m-%dT%H:%MZ"), "minute"
+        occurred, precision = _minute(now), "minute"
     else:
         occurred, precision = draft.occurred_at
     ttl = config["memory"]["short_ttl_days"]
@@ -189,15 +217,37 @@ def build(draft: Draft, now: str, config) -> Memory | None:
         occurred_at=occurred,
         precision=precision,
         recorded_at=now,
-        time_buckets=tuple(time_buckets(occurred, precision)),
+        time_buckets=_buckets(occurred, precision),
         tier=tier,
-        salience=Salience.uniform(base, **dict(draft.axes)),
+        salience=_salience(base, draft.axes),
         confidence=draft.confidence if draft.confidence is not None else SOURCES[source],
         source=source,
         valid_from=now,
         last_reinforced_at=now,
-        expires_at=ts_after(now, ttl) if tier == "short" else None,
+        expires_at=_expiry(now, ttl) if tier == "short" else None,
     )
+
+
+# Pure functions of a few distinct values per command, cached: a bulk write of 100k
+# lines would otherwise parse and format the same --now 100k times.
+@lru_cache(maxsize=256)
+def _minute(now: str) -> str:
+    return format_minute(parse_ts(now))
+
+
+@lru_cache(maxsize=4096)
+def _buckets(occurred: str, precision: str) -> tuple[str, ...]:
+    return tuple(time_buckets(occurred, precision))
+
+
+@lru_cache(maxsize=4096)
+def _salience(base: float, axes: tuple[tuple[str, float], ...]) -> Salience:
+    return Salience.uniform(base, **dict(axes))  # frozen: one value serves every record
+
+
+@lru_cache(maxsize=256)
+def _expiry(now: str, ttl: float) -> str:
+    return ts_after(now, ttl)
 
 
 def plan(drafts: list[Draft], known, now: str, config) -> list[Outcome]:

@@ -123,3 +123,6 @@ def digest(s: State) -> str:
         h.update(b"\n")
     h.update(dumps(dict(sorted(s.keys.items()))))
     return h.hexdigest()
+
+
+from . import lifecycle_ops  # noqa: E402,F401  registers the lifecycle ops (consolidate, distill, conflicts)

@@ -5,7 +5,9 @@ Rules (documented in memstore(1) under TIME):
   string order is time order). A value without a timezone is taken as UTC; a value
   with an offset is converted to UTC. Fractions of a second are dropped.
 - ISO 8601 is parsed with the standard library. Other common spellings
-  ("7 Jun 2026 10:00", "2026/06/07") fall back to python-dateutil, imported only then.
+  ("7 Jun 2026 10:00", "2026/06/07") fall back to python-dateutil, imported only then;
+  they must name a four-digit year (missing fields are never filled in from today).
+- Years run from 0001 to 9998; the year is always written with four digits.
 - Event time (occurred_at) keeps its precision: "2020" is the year 2020, not 1 January.
 """
 
@@ -21,28 +23,45 @@ PRECISIONS = ("year", "month", "day", "minute")
 _YEAR = re.compile(r"^\d{4}$")
 _MONTH = re.compile(r"^(\d{4})-(\d{2})$")
 _DAY = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+_YEAR_IN = re.compile(r"\d{4}")
+_DEFAULT = datetime(2000, 1, 1)  # fields dateutil finds missing: midnight, never "today"
 
 
 def format_ts(dt: datetime) -> str:
-    """Canonical UTC text of an aware datetime."""
-    return dt.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    """Canonical UTC text of an aware datetime (the year always has four digits)."""
+    dt = dt.astimezone(UTC)
+    return f"{dt.year:04d}{dt.strftime('-%m-%dT%H:%M:%SZ')}"
+
+
+def format_minute(dt: datetime) -> str:
+    """Canonical UTC text of an event time of minute precision."""
+    dt = dt.astimezone(UTC)
+    return f"{dt.year:04d}{dt.strftime('-%m-%dT%H:%MZ')}"
 
 
 def parse_ts(text: str) -> datetime:
-    """Inverse of format_ts (trusted, canonical input)."""
-    return datetime.strptime(text, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC)
+    """Inverse of format_ts (trusted, canonical input; fromisoformat is ~20x faster than strptime)."""
+    return datetime.fromisoformat(text[:-1]).replace(tzinfo=UTC)
+
+
+_MAX_YEAR = 9998  # leaves room for TTLs added to a time (expires_at) without overflow
 
 
 def _to_utc(dt: datetime) -> datetime:
+    """UTC, whole seconds; OverflowError outside years 0001..9998."""
     if dt.tzinfo is None:
         dt = dt.replace(tzinfo=UTC)
-    return dt.astimezone(UTC).replace(microsecond=0)
+    dt = dt.astimezone(UTC).replace(microsecond=0)
+    if dt.year > _MAX_YEAR:
+        raise OverflowError(dt.year)
+    return dt
 
 
 def parse_instant(value: str, what: str = "--now") -> datetime:
     """Parse a user-supplied instant; raise UsageError naming the value and the fix."""
     text = (value or "").strip()
     hint = f"{what} {value!r} is not a date/time; use ISO 8601, e.g. 2026-06-07T09:30:00Z"
+    range_hint = f"{what} {value!r} is out of range; use a time from year 0001 to {_MAX_YEAR}"
     if not text or not any(c.isdigit() for c in text):
         raise UsageError(hint)
     try:
@@ -50,11 +69,19 @@ def parse_instant(value: str, what: str = "--now") -> datetime:
         return _to_utc(datetime.fromisoformat(iso))
     except ValueError:
         pass
+    except OverflowError:
+        raise UsageError(range_hint) from None
+    if not _YEAR_IN.search(text):
+        # dateutil fills a missing year (and month, day) from today's date: refuse, so
+        # that the same text always means the same instant
+        raise UsageError(hint)
     try:
         from dateutil import parser  # slow import (~30 ms): only for non-ISO spellings
 
-        return _to_utc(parser.parse(text))
-    except (ValueError, OverflowError, parser.ParserError):
+        return _to_utc(parser.parse(text, default=_DEFAULT))
+    except OverflowError:
+        raise UsageError(range_hint) from None
+    except (ValueError, TypeError, parser.ParserError):
         raise UsageError(hint) from None
 
 
@@ -77,7 +104,7 @@ def parse_occurred(value: str, what: str = "--occurred-at") -> tuple[str, str]:
             raise UsageError(f"{what} {value!r} is not a calendar day; use YYYY-MM-DD") from None
         return text, "day"
     dt = parse_instant(text, what)
-    return dt.strftime("%Y-%m-%dT%H:%MZ"), "minute"
+    return format_minute(dt), "minute"
 
 
 def occurred_start(occurred: str) -> datetime:
@@ -93,7 +120,7 @@ def occurred_start(occurred: str) -> datetime:
 
 def iso_week(d: date) -> str:
     y, w, _ = d.isocalendar()
-    return f"{y}-W{w:02d}"
+    return f"{y:04d}-W{w:02d}"
 
 
 def time_buckets(occurred: str, precision: str) -> list[str]:

@@ -57,7 +57,7 @@ def test_every_voice_contributes(capsys, store, dropped):
 def test_categories_that_need_the_semantic_voice(capsys, store):
     report = _eval(capsys, store)
     assert report["ja"]["recall@5"] >= 0.9
-    assert report["en"]["recall@5"] >= 0.9
+    assert report["en"]["recall@5"] >= 0.8
     assert report["cross_en_ja"]["hit@10"] >= 0.6
     assert report["cross_ja_en"]["hit@10"] >= 0.5
     assert report["faded"]["hit@5"] >= 0.9  # demoted, never unreachable

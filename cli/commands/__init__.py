@@ -1,8 +1,25 @@
 """One module per subcommand; each exposes HELP, EPILOG and run()."""
 
-from . import config, export, init, log, remember, show, snapshot
+from . import (
+    config,
+    conflicts,
+    consolidate,
+    distill,
+    export,
+    forget,
+    index,
+    init,
+    judge,
+    log,
+    recall,
+    reindex,
+    remember,
+    replay,
+    show,
+    snapshot,
+    stats,
+)
 from . import eval as eval_
-from . import index, recall, reindex
 
 COMMANDS = [
     ("init", init),
@@ -11,7 +28,14 @@ COMMANDS = [
     ("eval", eval_),
     ("index", index),
     ("reindex", reindex),
+    ("replay", replay),
     ("show", show),
+    ("consolidate", consolidate),
+    ("distill", distill),
+    ("conflicts", conflicts),
+    ("forget", forget),
+    ("judge", judge),
+    ("stats", stats),
     ("log", log),
     ("export", export),
     ("snapshot", snapshot),

@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import gc
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated
 
@@ -64,9 +66,7 @@ def run(
     now: NowOpt = None,
     json: JsonOpt = False,
 ) -> None:
-    from memstore.model import memory_to_dict
-    from memstore.remember import plan, validate
-    from memstore.store import log as logstore
+    from memstore.remember import validate
     from memstore.store.lookup import known_all, known_for
 
     e = env(now)
@@ -74,27 +74,36 @@ def run(
     if jsonl is not None:
         if text is not None:
             raise UsageError("give either TEXT or --jsonl FILE, not both")
-        drafts = _read_bulk(jsonl, max_chars)
-        known = known_all(e.layout)
-    else:
-        if text is None or text == "-":
-            text = read_stdin_text()
-        fields = {
-            "text": text, "kind": kind, "subject": subject, "domain": domain, "actors": actor or [],
-            "outcome": outcome, "occurred_at": occurred_at, "importance": importance, "urgency": urgency,
-            "risk": risk, "novelty": novelty, "emotion": emotion, "recurrence": recurrence,
-            "actionability": actionability, "confidence": confidence, "source": source, "key": key,
-            "tier": tier, "keep": keep,
-        }
-        drafts = [validate({k: v for k, v in fields.items() if v is not None}, max_chars=max_chars, options=True)]
-        known = known_for(e.layout, [_id_of(drafts[0])], [drafts[0].key] if drafts[0].key else [])
+        with _gc_paused():
+            drafts = _read_bulk(jsonl, max_chars)
+            _commit(e, drafts, known_all(e.layout), allow_past, json)
+        return
+    if text is None or text == "-":
+        text = read_stdin_text()
+    fields = {
+        "text": text, "kind": kind, "subject": subject, "domain": domain, "actors": actor or [],
+        "outcome": outcome, "occurred_at": occurred_at, "importance": importance, "urgency": urgency,
+        "risk": risk, "novelty": novelty, "emotion": emotion, "recurrence": recurrence,
+        "actionability": actionability, "confidence": confidence, "source": source, "key": key,
+        "tier": tier, "keep": keep,
+    }
+    drafts = [validate({k: v for k, v in fields.items() if v is not None}, max_chars=max_chars, options=True)]
+    known = known_for(e.layout, [_id_of(drafts[0])], [drafts[0].key] if drafts[0].key else [])
+    _commit(e, drafts, known, allow_past, json)
+
+
+def _commit(e, drafts, known, allow_past: bool, json: bool) -> None:
+    """Plan the writes, append them (all or nothing), print the ids or records."""
+    from memstore.model import memory_to_dict
+    from memstore.remember import plan
+    from memstore.store import log as logstore
+
     outcomes = plan(drafts, known, e.now, e.config)
     logstore.append(e.layout, [o.event for o in outcomes if o.event is not None], e.now, allow_past=allow_past)
     if json:
         emit_jsonl(_result(o, d.key, memory_to_dict) for o, d in zip(outcomes, drafts, strict=True))
         return
-    for o in outcomes:
-        out(o.id or "-")
+    out("\n".join(o.id or "-" for o in outcomes))
     if len(outcomes) == 1:
         o = outcomes[0]
         if o.action == "skip":
@@ -106,6 +115,19 @@ def run(
         for o in outcomes:
             counts[o.action] = counts.get(o.action, 0) + 1
         note(", ".join(f"{n} {a}" for a, n in sorted(counts.items())))
+
+
+@contextmanager
+def _gc_paused():
+    """A bulk run builds ~10 acyclic objects per line: the cyclic collector would only
+    re-scan them (about a quarter of the run time at 100k lines). Restored after."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 def _result(o, key, to_dict) -> dict:

@@ -12,16 +12,21 @@ from ..output import emit_json, out
 HELP = """Show one memory (by id or --key value) and the events that touched it.
 
 Lists every field of the record as the log's fold has it now, followed by the
-log events that created or changed it, oldest first."""
+log events that created or changed it, oldest first. --explain adds the
+breakdown of its effective salience at --now: each axis with its weight,
+half-life and decay, the confidence gate, the recall boost and the floor
+(memstore(7))."""
 
 EPILOG = """\b
 Examples:
   memstore show m3f1c0e9a2b4d6e8
-  memstore show ticket-1423 --json"""
+  memstore show ticket-1423 --json
+  memstore show m3f1c0e9a2b4d6e8 --explain --now 2026-12-01"""
 
 
 def run(
     ref: Annotated[str, typer.Argument(metavar="ID|KEY", help="A memory id or a caller --key.")],
+    explain: Annotated[bool, typer.Option("--explain", help="Break down its effective salience at --now.")] = False,
     now: NowOpt = None,
     json: JsonOpt = False,
 ) -> None:
@@ -37,8 +42,13 @@ def run(
         raise NotFound(f"no memory with id or key {ref!r}; list ids with `memstore export` or `memstore log`")
     events = [ev for ev in LogReader(e.layout).events() if memory.id in touched_ids(ev)]
     record = memory_to_dict(memory)
+    why = None
+    if explain:
+        from memstore.salience import explain as explain_salience
+
+        why = explain_salience(memory, e.now, e.config)
     if json:
-        emit_json({"memory": record, "events": events})
+        emit_json({"memory": record, "events": events} | ({"explain": {"at": e.now, **why}} if why else {}))
         return
     for name, value in record.items():
         if name == "salience":
@@ -51,3 +61,18 @@ def run(
     out("events")
     for ev in events:
         out(f"  {ev['seq']:>6}  {ev['at']}  {ev['op']:<10} {summary(ev)}")
+    if why:
+        _print_explain(why, e.now)
+
+
+def _print_explain(why: dict, now: str) -> None:
+    out(f"salience at {now}: {why['days_since_use']:g} days since last use"
+        + ("; protected (no decay)" if why["protected"] else ""))
+    out(f"  {'axis':<14}{'value':>7}{'weight':>8}{'half-life':>11}{'decay':>10}{'decayed':>10}")
+    for axis, a in why["axes"].items():
+        out(f"  {axis:<14}{a['value']:>7.3f}{a['weight']:>8.2f}{a['half_life_days']:>10g}d"
+            f"{a['decay']:>10.4f}{a['decayed']:>10.4f}")
+    out(f"  composite {why['composite']:.4f} (gate {why['gate']:.2f} for confidence {why['confidence']:g})")
+    out(f"  decayed composite {why['decayed_composite']:.4f} x recall boost {why['recall_boost']:.4f}"
+        f", floor {why['floor']:g}")
+    out(f"  effective {why['effective']:.4f}")

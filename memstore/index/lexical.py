@@ -1,16 +1,44 @@
-"""The lexical voice: Tantivy BM25 over English (stemmed) and CJK bigrams.
+"""The lexical voice and the cue posting lists: one append-only Tantivy index.
 
-Documents are immutable and only ever added (a memory's text never changes), so
-BM25 statistics are the same after incremental catch-up as after a rebuild.
+Each memory is one immutable document: BM25 fields (English stemmed, CJK
+bigrams) plus one raw term per cue value that never changes after the write
+(actor, kind, outcome, domain, subject, time bucket, level). Documents are only
+ever added (a memory's text and cues never change), so BM25 statistics are the
+same after incremental catch-up as after a rebuild, and cue filters run inside
+Tantivy's posting-list intersection. Mutable fields (status, tier) live in the
+record index.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
+from ..model import Memory
 from .text import cjk_tokens, latin_text
 
-FORMAT = "memstore-lexical/1"
+FORMAT = "memstore-lexical/3"
+ANALYZER = "en_memstore"  # lower-case, English stop words removed, Porter stemming
+CUE_DIMENSIONS = ("actor", "kind", "outcome", "domain", "subject", "bucket", "level")
+
+
+def cue_values(m: Memory) -> dict[str, list[str]]:
+    """Cue terms of a record: lower-cased except domain (scopes match exactly) and buckets."""
+    return {
+        "actor": [a.casefold() for a in m.actors],
+        "kind": [m.kind],
+        "outcome": [m.outcome] if m.outcome else [],
+        "domain": [m.domain] if m.domain else [],
+        "subject": [m.subject.casefold()] if m.subject else [],
+        "bucket": list(m.time_buckets),
+        "level": [m.level],
+    }
+
+
+def time_order(m: Memory) -> int:
+    """Event-time order with the seq as tie-breaker: "newest" is the same in every build."""
+    from ..timeutil import occurred_start
+
+    return int(occurred_start(m.occurred_at).timestamp()) * 1_000_000 + m.seq % 1_000_000
 
 
 def _schema():
@@ -18,8 +46,11 @@ def _schema():
 
     sb = tantivy.SchemaBuilder()
     sb.add_unsigned_field("seq", stored=True, indexed=True, fast=True)
-    sb.add_text_field("text_en", stored=False, tokenizer_name="en_stem")
+    sb.add_integer_field("t", stored=False, indexed=False, fast=True)
+    sb.add_text_field("text_en", stored=False, tokenizer_name=ANALYZER)
     sb.add_text_field("text_cjk", stored=False, tokenizer_name="whitespace")
+    for dim in CUE_DIMENSIONS:
+        sb.add_text_field(dim, stored=False, tokenizer_name="raw", index_option="basic")
     return sb.build()
 
 
@@ -30,52 +61,99 @@ class LexicalIndex:
         path.mkdir(parents=True, exist_ok=True)
         self.schema = _schema()
         self.index = tantivy.Index(self.schema, path=str(path))
-        self._tantivy = tantivy
+        # custom analyzers are not stored in the index: register on every open
+        self.index.register_tokenizer(ANALYZER, tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.simple())
+                                      .filter(tantivy.Filter.remove_long(40))
+                                      .filter(tantivy.Filter.lowercase())
+                                      .filter(tantivy.Filter.stopword("english"))
+                                      .filter(tantivy.Filter.stemmer("english")).build())
+        self._t = tantivy
 
-    def add(self, docs: list[tuple[int, str]]) -> None:
-        """Add (seq, text) documents and commit."""
-        if not docs:
+    # -- writing --------------------------------------------------------------
+    def add(self, memories: list[Memory]) -> None:
+        if not memories:
             return
-        writer = self.index.writer(heap_size=50_000_000, num_threads=1)
-        for seq, text in docs:
-            doc = self._tantivy.Document()
-            doc.add_unsigned("seq", seq)
+        writer = self.index.writer(heap_size=100_000_000, num_threads=1)
+        for m in memories:
+            text = f"{m.text} {m.subject}" if m.subject else m.text
+            doc = self._t.Document()
+            doc.add_unsigned("seq", m.seq)
+            doc.add_integer("t", time_order(m))
             doc.add_text("text_en", latin_text(text))
             doc.add_text("text_cjk", " ".join(cjk_tokens(text)))
+            for dim, values in cue_values(m).items():
+                for v in values:
+                    doc.add_text(dim, v)
             writer.add_document(doc)
         writer.commit()
         writer.wait_merging_threads()
         self.index.reload()
 
-    def query(self, text: str, restrict: list[int] | None = None):
-        t = self._tantivy
+    # -- queries --------------------------------------------------------------
+    def term_set(self, dim: str, values: list[str]):
+        return self._t.Query.term_set_query(self.schema, dim, list(values))
+
+    def all_of(self, queries: list):
+        """Conjunction of queries (None entries ignored); None when there is nothing to require."""
+        queries = [q for q in queries if q is not None]
+        if not queries:
+            return None
+        if len(queries) == 1:
+            return queries[0]
+        return self._t.Query.boolean_query([(self._t.Occur.Must, q) for q in queries])
+
+    def text_query(self, text: str):
+        t = self._t
         parts = []
         latin = latin_text(text)
         if latin:
             parts.append((t.Occur.Should, self.index.parse_query(latin, ["text_en"])))
         for token in dict.fromkeys(cjk_tokens(text)):
             parts.append((t.Occur.Should, t.Query.term_query(self.schema, "text_cjk", token)))
-        if not parts:
-            return None
-        q = t.Query.boolean_query(parts)
-        if restrict is not None:
-            q = t.Query.boolean_query([(t.Occur.Must, q),
-                                       (t.Occur.Must, t.Query.term_set_query(self.schema, "seq", restrict))])
-        return q
+        return t.Query.boolean_query(parts) if parts else None
 
-    def search(self, text: str, limit: int, restrict: list[int] | None = None) -> list[tuple[int, float]]:
-        """[(seq, bm25)] best first; ties broken by seq."""
-        q = self.query(text, restrict)
+    def count(self, query=None) -> int:
+        searcher = self.index.searcher()
+        if query is None:
+            return searcher.num_docs
+        return searcher.search(query, 1, count=True).count
+
+    def search(self, text: str, limit: int, within=None) -> list[tuple[int, float]]:
+        """[(seq, bm25)] best first, ties broken by seq; ``within`` is a filter query."""
+        q = self.text_query(text)
         if q is None or limit <= 0:
             return []
+        if within is not None:  # a filter must not add to the BM25 score
+            q = self.all_of([q, self._t.Query.const_score_query(within, 0.0)])
         searcher = self.index.searcher()
         hits = searcher.search(q, limit + 32).hits  # over-fetch: ties at the cut break by seq
-        out = []
-        for score, address in hits:
-            seq = searcher.doc(address).get_first("seq")
-            out.append((seq, round(float(score), 6)))
-        out.sort(key=lambda h: (-h[1], h[0]))
+        seqs = searcher.fast_field_values("seq", [a for _s, a in hits])
+        out = sorted(((seq, round(float(s), 6)) for (s, _a), seq in zip(hits, seqs, strict=True)),
+                     key=lambda h: (-h[1], h[0]))
         return out[:limit]
 
-    def count(self) -> int:
-        return self.index.searcher().num_docs
+    def seqs(self, within, limit: int) -> list[int]:
+        """Seqs of the documents matching a filter (unscored), ascending."""
+        if limit <= 0:
+            return []
+        searcher = self.index.searcher()
+        hits = searcher.search(within, limit).hits
+        return sorted(searcher.fast_field_values("seq", [a for _s, a in hits]))
+
+    def newest(self, within, limit: int) -> list[int]:
+        """Seqs of the newest documents by event time (the temporal voice)."""
+        if limit <= 0:
+            return []
+        q = within if within is not None else self._t.Query.all_query()
+        searcher = self.index.searcher()
+        hits = searcher.search(q, limit, order_by_field="t").hits
+        return searcher.fast_field_values("seq", [a for _s, a in hits])
+
+    def keep(self, within, seqs: list[int]) -> set[int]:
+        """The subset of seqs whose documents match a filter."""
+        if within is None:
+            return set(seqs)
+        if not seqs:
+            return set()
+        q = self.all_of([within, self.term_set("seq", seqs)])
+        return set(self.seqs(q, len(seqs)))

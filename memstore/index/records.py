@@ -1,9 +1,9 @@
-"""Current records and their cue posting lists, in a Tantivy index keyed by memory id.
+"""Current records, in a Tantivy index keyed by memory id (a small document store).
 
-Each memory is one document: the record as canonical JSON (stored) plus one raw
-term per cue value (actor, kind, outcome, domain, subject, bucket, status,
-level, tier). Tantivy's inverted index is the per-dimension posting list store;
-a changed record is replaced (delete by id, add). Nothing here is scored.
+Each memory is one document: the record as canonical JSON (stored) plus raw
+terms for the graph's edges and the fields that change over time (actor,
+subject, status, level, tier). A changed record is replaced (delete by id, add).
+Nothing here is scored, so deleted documents never skew a ranking.
 """
 
 from __future__ import annotations
@@ -12,29 +12,21 @@ from pathlib import Path
 
 from ..codec import dumps, loads
 from ..model import Memory, memory_from_dict, memory_to_dict
-from ..timeutil import occurred_start
+from .lexical import time_order
 
-FORMAT = "memstore-records/1"
-# cue dimension -> how a record yields its values (lower-cased except domain: scopes are exact)
-DIMENSIONS = ("actor", "kind", "outcome", "domain", "subject", "bucket", "status", "level", "tier")
+FORMAT = "memstore-records/2"
+# graph edges and the mutable fields; cue filtering itself runs in the lexical index
+DIMENSIONS = ("actor", "subject", "status", "level", "tier")
 
 
-def cue_values(m: Memory) -> dict[str, list[str]]:
+def record_terms(m: Memory) -> dict[str, list[str]]:
     return {
         "actor": [a.casefold() for a in m.actors],
-        "kind": [m.kind],
-        "outcome": [m.outcome] if m.outcome else [],
-        "domain": [m.domain] if m.domain else [],
         "subject": [m.subject.casefold()] if m.subject else [],
-        "bucket": list(m.time_buckets),
         "status": [m.status],
         "level": [m.level],
         "tier": [m.tier],
     }
-
-
-def time_order(m: Memory) -> int:
-    return int(occurred_start(m.occurred_at).timestamp()) * 1_000_000 + m.seq % 1_000_000
 
 
 def _schema():
@@ -74,7 +66,7 @@ class RecordIndex:
             doc.add_unsigned("seq", m.seq)
             doc.add_integer("t", time_order(m))
             doc.add_text("record", dumps(memory_to_dict(m)).decode())
-            for dim, values in cue_values(m).items():
+            for dim, values in record_terms(m).items():
                 for v in values:
                     doc.add_text(dim, v)
             writer.add_document(doc)
@@ -109,24 +101,15 @@ class RecordIndex:
         return t.Query.term_set_query(self.schema, dim, list(values))
 
     def posting(self, dim: str, values: list[str]) -> list[Memory]:
-        """Every record in the union of the dimension's posting lists for these values."""
+        """Every record in the union of the dimension's posting lists (small lists only)."""
         q = self.dimension_query(dim, values)
-        n = self.count(q)
-        return self._docs(q, n)
+        return self._docs(q, self.count(q))
 
     def count(self, query=None) -> int:
         searcher = self.index.searcher()
         if query is None:
             return searcher.num_docs
         return searcher.search(query, 1, count=True).count
-
-    def posting_size(self, dim: str, values: list[str]) -> int:
-        return self.count(self.dimension_query(dim, values))
-
-    def recent(self, limit: int, status: tuple[str, ...] = ("active",)) -> list[Memory]:
-        """Newest by event time (the temporal voice)."""
-        q = self.dimension_query("status", list(status))
-        return self._docs(q, limit, order_by="t")
 
     def neighbours(self, dim: str, value: str, limit: int) -> list[Memory]:
         q = self.dimension_query(dim, [value])

@@ -123,13 +123,9 @@ def _catch_up(layout, mark, rec, lex, vec, embedder, cache, progress) -> int:
                      key=lambda m: (m.seq, m.id))
     rec.put(changed)
     new = sorted((m for m in state.memories.values() if m.seq > mark), key=lambda m: m.seq)
-    lex.add([(m.seq, _indexed_text(m)) for m in new])
+    lex.add(new)
     if new:
         vecs = cache.embed(embedder, [m.text for m in new], "passage", progress=progress)
         vec.add([m.seq for m in new], vecs)
         vec.save()
     return events[-1]["seq"]
-
-
-def _indexed_text(m) -> str:
-    return f"{m.text} {m.subject}" if m.subject else m.text

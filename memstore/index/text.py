@@ -1,6 +1,6 @@
 """Text analysis shared by indexing and querying.
 
-English goes to Tantivy's ``en_stem`` analyzer (lower-casing, stemming). Runs of
+English goes to a Tantivy analyzer that lower-cases, drops English stop words and stems. Runs of
 CJK characters have no spaces, so they are split here into overlapping bigrams
 (plus unigrams for one-character runs) and indexed with a whitespace tokenizer:
 "砂糖" then finds "コーヒーに砂糖は入れない".
@@ -31,7 +31,7 @@ def cjk_tokens(text: str) -> list[str]:
 
 
 def latin_text(text: str) -> str:
-    """The text with CJK runs and query-syntax characters removed (for en_stem)."""
+    """The text with CJK runs and query-syntax characters removed (for the English analyzer)."""
     return " ".join(_NOT_WORD.sub(" ", _CJK_RUN.sub(" ", normalize(text))).split())
 
 

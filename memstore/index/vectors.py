@@ -14,14 +14,17 @@ EXACT_LIMIT = 50_000
 
 
 class VectorIndex:
+    """Opened as a read-only memory map (fast at any size); loaded into memory only to add."""
+
     def __init__(self, path: Path, dim: int):
         from usearch.index import Index
 
         self.path = path
         self.dim = dim
         self.index = Index(ndim=dim, metric="cos", dtype="f32")
+        self._writable = not path.exists()
         if path.exists():
-            self.index.load(str(path))
+            self.index.view(str(path))
 
     def __len__(self) -> int:
         return len(self.index)
@@ -31,6 +34,12 @@ class VectorIndex:
 
         if not seqs:
             return
+        if not self._writable:  # a viewed index is read-only: load it to extend it
+            from usearch.index import Index
+
+            self.index = Index(ndim=self.dim, metric="cos", dtype="f32")
+            self.index.load(str(self.path))
+            self._writable = True
         keys = np.asarray(seqs, dtype=np.uint64)
         present = self.index.contains(keys)
         if present.any():  # idempotent catch-up: never add a key twice
@@ -41,7 +50,7 @@ class VectorIndex:
     def save(self) -> None:
         tmp = self.path.with_name(self.path.name + ".tmp")
         self.index.save(str(tmp))
-        tmp.replace(self.path)
+        tmp.replace(self.path)  # readers holding a map of the old file keep a consistent view
 
     def search(self, query, limit: int, restrict: list[int] | None = None) -> list[tuple[int, float]]:
         """[(seq, cosine similarity)] best first; ties broken by seq."""

@@ -1,22 +1,23 @@
 """Cue pruning without a full scan [000].
 
-Cues are unioned within a dimension and intersected across dimensions, starting
-from the smallest posting list: only that list's records are examined, so the
-cost follows the most selective cue, not the store's size.
+Cues are unioned within a dimension and intersected across dimensions. The
+intersection runs inside Tantivy, which drives it from the smallest posting
+list and skips through the others, so the work follows the most selective cue
+(``examined``: that list's length), not the store's size (``full_scan``).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..index.records import RecordIndex, cue_values
-from ..model import Memory
+from ..index.lexical import LexicalIndex
 
 
 @dataclass(frozen=True)
 class Pruned:
-    candidates: list[Memory] | None  # None: no cue given, every record is a candidate
-    examined: int
+    query: object | None  # the filter query; None: no cue given, everything is a candidate
+    candidates: int  # records matching every cue
+    examined: int  # length of the smallest posting list the intersection starts from
     full_scan: int  # what a scan of every record would have cost
 
 
@@ -30,19 +31,11 @@ def normalise_cues(cues: dict[str, list[str]]) -> dict[str, list[str]]:
     return out
 
 
-def prune(rec: RecordIndex, cues: dict[str, list[str]]) -> Pruned:
-    total = rec.count()
+def prune(lex: LexicalIndex, cues: dict[str, list[str]]) -> Pruned:
+    total = lex.count()
     cues = normalise_cues(cues)
     if not cues:
-        return Pruned(None, 0, total)
-    sized = sorted((rec.posting_size(dim, vals), dim) for dim, vals in cues.items())
-    _size, first = sized[0]
-    postings = rec.posting(first, cues[first])
-    rest = [(dim, set(cues[dim])) for _n, dim in sized[1:]]
-    kept = []
-    for m in postings:
-        values = cue_values(m)
-        if all(wanted.intersection(values[dim]) for dim, wanted in rest):
-            kept.append(m)
-    kept.sort(key=lambda m: m.seq)
-    return Pruned(kept, len(postings), total)
+        return Pruned(None, total, 0, total)
+    lists = sorted((lex.count(lex.term_set(dim, vals)), dim) for dim, vals in cues.items())
+    query = lex.all_of([lex.term_set(dim, cues[dim]) for _n, dim in lists])
+    return Pruned(query, lex.count(query), lists[0][0], total)

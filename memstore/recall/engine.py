@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..index.records import time_order
 from ..model import Memory
 from ..salience import effective, explain
 from . import fuse, intent, timecues
@@ -17,6 +16,8 @@ from .cues import prune
 
 HIDDEN = ("superseded", "invalidated")  # excluded unless --as-of asks for the past
 DEMOTED = {"expired": 0.8, "archived": 0.8}  # still reachable, ranked lower
+ABSTRACTED = 0.9  # an original whose abstraction exists ranks a little under it
+BRUTE_FORCE_LIMIT = 20_000  # cue-filtered semantic search scores candidates directly up to this many
 RESULT_FIELDS = ("id", "key", "text", "kind", "subject", "actors", "occurred_at", "recorded_at",
                  "tier", "level", "status", "confidence")
 
@@ -51,70 +52,73 @@ def _visible(m: Memory, now: str, as_of: str | None) -> bool:
     return m.recorded_at <= as_of and (m.invalid_at is None or m.invalid_at > as_of)
 
 
-def _graph(ix, seeds: list[Memory], allowed: set[int] | None, limit: int) -> list[int]:
+def _graph(ix, seeds: list[Memory], within, limit: int) -> list[int]:
     """Two hops from the seeds along subject, provenance, supersede and actor edges [002]."""
-    seed_ids = {m.id for m in seeds}
     order: list[tuple[int, int, int, int]] = []  # (hop, edge strength, seed rank, -seq)
-    seen: set[str] = set(seed_ids)
+    seen: set[str] = {m.id for m in seeds}
     frontier = [(m, i) for i, m in enumerate(seeds)]
     for hop in (1, 2):
         nxt = []
         for m, rank in frontier:
             linked: list[tuple[int, Memory]] = []
             if m.subject:
-                linked += [(0, n) for n in ix.records.neighbours("subject", m.subject.casefold(), 10)]
-            refs = [*m.derived_from, *(x for x in (m.superseded_by,) if x)]
+                linked += [(0, n) for n in ix.records.neighbours("subject", m.subject.casefold(), 8)]
+            refs = [*m.derived_from, *(x for x in (m.superseded_by, m.abstracted_by) if x)]
             linked += [(1, n) for n in ix.records.get(refs).values()]
             if hop == 1:
                 for actor in m.actors[:2]:
-                    linked += [(2, n) for n in ix.records.neighbours("actor", actor.casefold(), 5)]
+                    linked += [(2, n) for n in ix.records.neighbours("actor", actor.casefold(), 4)]
             for strength, n in linked:
-                if n.id in seen or (allowed is not None and n.seq not in allowed):
+                if n.id in seen:
                     continue
                 seen.add(n.id)
                 order.append((hop, strength, rank, -n.seq))
                 nxt.append((n, rank))
-        frontier = nxt[:10]
+        frontier = nxt[:6]
+    allowed = ix.lexical.keep(within, [-o[3] for o in order])
     order.sort()
-    return [-o[3] for o in order[:limit]]
+    return [-o[3] for o in order if -o[3] in allowed][:limit]
 
 
 def recall(req: Request, ix, *, now: str, config) -> dict:
     rc = config["recall"]
-    depth = max(50, req.k * 5)
-    pruned = prune(ix.records, _cues(req))
-    allowed = None if pruned.candidates is None else {m.seq for m in pruned.candidates}
-    restrict = None if allowed is None else sorted(allowed)
+    depth = max(30, req.k * 3)
+    pruned = prune(ix.lexical, _cues(req))
+    within = pruned.query
     text_cues = timecues.find_cues(req.query, now)
     query_intent = intent.classify(req.query, text_cues or list(req.during))
     voices: dict[str, list[int]] = {}
     qvec = None
     if "lexical" in req.voices:
-        voices["lexical"] = [s for s, _ in ix.lexical.search(req.query, depth, restrict)]
-    if "semantic" in req.voices or "temporal" in req.voices:
-        qvec = ix.cache.embed(ix.embedder, [req.query], "query")[0]
+        voices["lexical"] = [s for s, _ in ix.lexical.search(req.query, depth, within)]
     if "semantic" in req.voices:
-        voices["semantic"] = [s for s, _ in ix.vectors.search(qvec, depth, restrict)]
+        qvec = ix.embedder.embed([req.query], "query")[0]  # one text: the cache would cost more
+        voices["semantic"] = _semantic(ix, qvec, pruned, depth)
     if "temporal" in req.voices:
-        voices["temporal"] = _temporal(ix, qvec, text_cues, allowed, depth)
+        voices["temporal"] = _temporal(ix, req.query, text_cues, within, depth)
     if "graph" in req.voices:
         seeds_seqs = list(dict.fromkeys(
             s for pair in zip(voices.get("lexical", [])[:3], voices.get("semantic", [])[:3], strict=False)
-            for s in pair))[:4]
+            for s in pair))[:3]
         seeds = sorted(ix.records.by_seqs(seeds_seqs).values(), key=lambda m: seeds_seqs.index(m.seq))
-        voices["graph"] = _graph(ix, seeds, allowed, depth)
+        voices["graph"] = _graph(ix, seeds, within, depth)
     weights = intent.WEIGHTS[query_intent]
     fused = fuse.rrf(voices, weights, rc["rrf_k"])
-    records = ix.records.by_seqs(list(fused))
+    # only the best-fused candidates are worth fetching and scoring
+    pool = sorted(fused, key=lambda s: (-fused[s], s))[: max(60, req.k * 6)]
+    records = ix.records.by_seqs(pool)
     scored: dict[int, float] = {}
     why: dict[int, dict] = {}
-    for seq, base in fused.items():
+    for seq in pool:
+        base = fused[seq]
         m = records.get(seq)
         if m is None or not _visible(m, now, req.as_of):
             continue
         eff = effective(m, now, config)
         sal_factor = 1.0 - rc["salience_weight"] + rc["salience_weight"] * eff
         status_factor = DEMOTED.get(m.status, 1.0) if req.as_of is None else 1.0
+        if m.abstracted_by and req.as_of is None:
+            status_factor *= ABSTRACTED  # recall prefers the abstraction; the original stays evidence
         scored[seq] = base * sal_factor * status_factor
         if req.explain:
             why[seq] = {"rrf": round(base, 6), "salience": round(eff, 4),
@@ -127,7 +131,7 @@ def recall(req: Request, ix, *, now: str, config) -> dict:
         m = records[seq]
         row = {f: getattr(m, f) for f in RESULT_FIELDS}
         row["actors"] = list(m.actors)
-        row["score"] = round(scored[seq] * 1000, 4)
+        row["score"] = round(scored[seq] * 100, 4)
         if req.explain:
             ex = explain(m, now, config)
             row["explain"] = {
@@ -145,7 +149,7 @@ def recall(req: Request, ix, *, now: str, config) -> dict:
         "stats": {
             "examined": pruned.examined,
             "full_scan": pruned.full_scan,
-            "candidates": None if allowed is None else len(allowed),
+            "candidates": None if within is None else pruned.candidates,
             "intent": query_intent,
             "time_cues": text_cues,
             "voices": {v: len(r) for v, r in voices.items()},
@@ -162,19 +166,25 @@ def _demotion(m: Memory, why: dict) -> str | None:
     return "; ".join(reasons) or None
 
 
-def _temporal(ix, qvec, buckets: list[str], allowed: set[int] | None, depth: int) -> list[int]:
-    """Memories in the query's time window ranked by similarity; else the newest active ones."""
+def _semantic(ix, qvec, pruned, depth: int) -> list[int]:
+    """Nearest neighbours, within the cue filter: exact over few candidates, else filter a deeper search."""
+    if pruned.query is None:
+        return [s for s, _ in ix.vectors.search(qvec, depth)]
+    if pruned.candidates <= BRUTE_FORCE_LIMIT:
+        restrict = ix.lexical.seqs(pruned.query, pruned.candidates)
+        return [s for s, _ in ix.vectors.search(qvec, depth, restrict)]
+    hits = [s for s, _ in ix.vectors.search(qvec, depth * 20)]
+    allowed = ix.lexical.keep(pruned.query, hits)
+    return [s for s in hits if s in allowed][:depth]
+
+
+def _temporal(ix, query: str, buckets: list[str], within, depth: int) -> list[int]:
+    """Memories in the query's time window, best lexical match first; else the newest ones."""
     if buckets:
-        in_window = {m.seq for m in ix.records.posting("bucket", buckets)}
-        if allowed is not None:
-            in_window &= allowed
-        if not in_window:
-            return []
-        return [s for s, _ in ix.vectors.search(qvec, depth, sorted(in_window))]
-    if allowed is not None:
-        recent = sorted(ix.records.by_seqs(sorted(allowed)).values(), key=time_order, reverse=True)
-        return [m.seq for m in recent if m.status == "active"][:depth]
-    return [m.seq for m in ix.records.recent(depth)]
+        window = ix.lexical.all_of([ix.lexical.term_set("bucket", buckets), within])
+        found = [s for s, _ in ix.lexical.search(query, depth, window)]
+        return found or ix.lexical.newest(window, depth)
+    return ix.lexical.newest(within, depth)
 
 
 def _vectors(ix, seqs: list[int]) -> dict[int, object]:

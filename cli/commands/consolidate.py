@@ -1,0 +1,39 @@
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from ..common import JsonOpt, NowOpt
+
+HELP = """Consolidate short-term memories: promote, merge near-duplicates, expire.
+
+Run it daily (e.g. from cron at 03:00). Short-term memories are grouped by
+subject (else the first 60 characters of their text); a group is promoted to one
+long-term memory when it was mentioned at least consolidate.min_occurrences
+times or one member's composite salience reaches consolidate.salience_floor, and
+the members' mean confidence reaches consolidate.min_confidence. Short-term
+memories past their 14-day TTL expire (a status change; nothing is deleted).
+Recent memories are compared with older ones on the same subject and domain by
+embedding similarity: near-duplicates are merged into the older one, changed
+facts supersede it, and contradictions (negation, numbers, a changed preference)
+are recorded as conflicts, see `memstore conflicts`. Running it twice at the same
+--now appends nothing the second time. Prints one line per event appended."""
+
+EPILOG = """\b
+Examples:
+  memstore consolidate --now 2026-06-08T03:00:00Z
+  memstore consolidate --dry-run --json
+  0 3 * * *  memstore --quiet consolidate     # crontab: nightly"""
+
+
+def run(
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Show what would be appended; append nothing.")] = False,
+    now: NowOpt = None,
+    json: JsonOpt = False,
+) -> None:
+    from memstore.consolidate import consolidate
+
+    from ..report import run_stage
+
+    run_stage("consolidate", consolidate, now=now, json=json, dry_run=dry_run, embedder=True)

@@ -1,0 +1,66 @@
+from __future__ import annotations
+
+from ..common import JsonOpt, NowOpt, env
+from ..output import emit_json, out
+
+HELP = """Show the store's health: counts by tier, level and status, open conflicts,
+and a histogram of effective salience at --now.
+
+The histogram covers active memories; protected ones (risk or importance at or
+above salience.protect_threshold) do not decay, and those under distill.floor
+are what the next `memstore distill` abstracts."""
+
+EPILOG = """\b
+Examples:
+  memstore stats
+  memstore stats --now 2027-01-01 --json"""
+
+BINS = 10
+
+
+def run(now: NowOpt = None, json: JsonOpt = False) -> None:
+    from memstore.model import LEVELS, STATUSES, TIERS
+    from memstore.salience import effective, is_protected
+    from memstore.store.open import load_state
+
+    e = env(now)
+    state, _reader = load_state(e.layout)
+    memories = state.ordered()
+    tally = {
+        "tier": dict.fromkeys(TIERS, 0), "level": dict.fromkeys(LEVELS, 0), "status": dict.fromkeys(STATUSES, 0),
+    }
+    for m in memories:
+        for name in tally:
+            tally[name][getattr(m, name)] = tally[name].get(getattr(m, name), 0) + 1
+    active = [m for m in memories if m.status == "active"]
+    cfg = e.config["salience"]
+    values = [effective(m, e.now, e.config) for m in active]
+    bins = [0] * BINS
+    for v in values:
+        bins[min(BINS - 1, int(v * BINS))] += 1
+    floor = e.config["distill"]["floor"]
+    open_conflicts = sum(len(m.conflicts_with) for m in memories) // 2
+    result = {
+        "at": e.now, "memories": len(memories), **tally, "open_conflicts": open_conflicts,
+        "active_policies": sum(m.level == "policy" for m in active),
+        "effective": {
+            "active": len(active), "bins": bins, "width": 1 / BINS,
+            "protected": sum(is_protected(m.salience, cfg["protect_threshold"]) for m in active),
+            "under_floor": sum(v < floor for v in values), "floor": floor,
+        },
+    }
+    if json:
+        emit_json(result)
+        return
+    out(f"{'memories':<11}{len(memories)}")
+    for name in tally:
+        out(f"{name:<11}" + "  ".join(f"{k} {v}" for k, v in tally[name].items()))
+    out(f"{'conflicts':<11}{open_conflicts} open")
+    out(f"{'policies':<11}{result['active_policies']} active")
+    eff = result["effective"]
+    out(f"effective salience at {e.now} (active {eff['active']}, protected {eff['protected']}, "
+        f"under floor {floor:g}: {eff['under_floor']})")
+    top = max(bins) or 1
+    for i, n in enumerate(bins):
+        bar = "#" * round(30 * n / top)
+        out(f"  {i / BINS:.1f}-{(i + 1) / BINS:.1f}  {bar:<30} {n}")

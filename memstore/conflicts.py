@@ -1,0 +1,166 @@
+"""Contradictions between memories: detection rules, conflict events, resolutions.
+
+Rules (memstore(7), CONFLICTS), all lexical and deterministic [000][002][004]:
+
+- negation: the two texts differ in negation parity (English and Japanese);
+- number: both texts carry numbers or dates and the sets differ;
+- value: a newer record on a single-valued subject (two preferences on one
+  subject cannot both hold);
+- direction: two active policies on the same cause point opposite ways.
+
+A conflict is recorded (op ``conflict``, id from the pair) and, unless
+``conflicts.auto_supersede`` is false, the newer record supersedes the older
+(op ``supersede``: status, ``invalid_at``, ``superseded_by``; history kept [003]).
+``resolve`` records a person's decision. Detection runs inside ``consolidate``
+and ``distill``; ``lexical_conflicts`` is a cheap write-time check (no numpy).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import unicodedata
+
+from .model import Memory, normalize_text
+
+# English: a negator word or an n't contraction. "no longer" is one negator, not two.
+_EN_NEG = re.compile(
+    r"\bno\s+longer\b|\b(?:not|never|no|none|nobody|nothing|neither|nor|cannot|without|"
+    r"stopped|quit)\b|n['’]t\b",
+    re.IGNORECASE,
+)
+# Japanese: negative auxiliaries and verbs of stopping. Listed longest first so しない
+# counts once; adjectives that merely end in ない (少ない, 危ない) are excluded, and ず
+# only counts after a verb stem (not in まず, 必ず, ずつ, はず).
+_JA_NEG = re.compile(
+    r"(?<![少危])(?:ません|やめた|やめる|辞めた|止めた|なかった|なければ|しない|ない|なし|なく)"
+    r"|(?:(?<=[かがさざたなばらわけげせてねべめれ])|(?<=[\u4e00-\u9fffー]ま))ず(?![つっれいぶか])"
+)
+_NUMBER = re.compile(r"\d+(?:[.:/-]\d+)*")
+
+
+def negation_count(text: str) -> int:
+    text = unicodedata.normalize("NFKC", text)
+    return len(_EN_NEG.findall(text)) + len(_JA_NEG.findall(text))
+
+
+def negated(text: str) -> bool:
+    """Negation parity: "not never" is affirmative again."""
+    return negation_count(text) % 2 == 1
+
+
+def numbers(text: str) -> frozenset[str]:
+    """Numbers and dates as written (NFKC folds full-width digits)."""
+    return frozenset(_NUMBER.findall(unicodedata.normalize("NFKC", text)))
+
+
+def contradiction(old: str, new: str) -> str | None:
+    """The lexical rule two texts on one topic break, or None: "negation" or "number"."""
+    if negated(old) != negated(new):
+        return "negation"
+    a, b = numbers(old), numbers(new)
+    if a and b and a != b:
+        return "number"
+    return None
+
+
+def single_valued(old: Memory, new: Memory, config) -> bool:
+    """Both records give a value for the same subject of a single-valued kind."""
+    kinds = {k.strip() for k in config["conflicts"]["single_valued_kinds"].split(",") if k.strip()}
+    return (old.kind in kinds and new.kind == old.kind and old.subject is not None
+            and old.subject == new.subject and old.domain == new.domain
+            and normalize_text(old.text) != normalize_text(new.text))
+
+
+def settled(a: Memory, b: Memory) -> bool:
+    """The pair already has an open conflict, or a person ruled on it."""
+    return b.id in a.conflicts_with or b.id in a.reconciled_with
+
+
+def conflict_id(old: str, new: str) -> str:
+    return "c" + hashlib.sha256(f"conflict\x1f{old}\x1f{new}".encode()).hexdigest()[:15]
+
+
+def conflict_events(old: Memory, new: Memory, rule: str, now: str, config, detail: str = "") -> list[dict]:
+    cid = conflict_id(old.id, new.id)
+    events = [{"op": "conflict", "at": now, "id": cid, "old": old.id, "new": new.id,
+               "rule": rule, "detail": detail}]
+    if config["conflicts"]["auto_supersede"]:
+        events.append({"op": "supersede", "at": now, "old": old.id, "new": new.id,
+                       "reason": f"conflict {cid} ({rule})"})
+    return events
+
+
+def policy_conflicts(state, now: str, config) -> list[dict]:
+    """Active policies on one cause with opposite directions: the newer wins [000]."""
+    from .policies import cause_key
+
+    by_cause: dict[tuple, list[Memory]] = {}
+    for m in state.ordered():
+        if m.level == "policy" and m.status == "active":
+            by_cause.setdefault(cause_key(m), []).append(m)
+    events: list[dict] = []
+    for group in by_cause.values():
+        for i, old in enumerate(group):
+            for new in group[i + 1:]:
+                if old.direction != new.direction and not settled(old, new) and old.status == "active":
+                    events += conflict_events(old, new, "direction", now, config,
+                                              f"{old.direction} vs {new.direction}")
+    return events
+
+
+_WORD = re.compile(r"\w+")
+
+
+def lexical_conflicts(new: Memory, others) -> list[tuple[Memory, str]]:
+    """A cheap write-time check (no vectors): active records on the same subject and
+    domain that share at least half their words with ``new`` and break a lexical rule."""
+    if new.subject is None:
+        return []
+    words = set(_WORD.findall(normalize_text(new.text)))
+    found = []
+    for m in others:
+        if m.id == new.id or m.status != "active" or (m.subject, m.domain) != (new.subject, new.domain):
+            continue
+        theirs = set(_WORD.findall(normalize_text(m.text)))
+        overlap = len(words & theirs) / max(1, min(len(words), len(theirs)))
+        rule = contradiction(m.text, new.text)
+        if rule and overlap >= 0.5:
+            found.append((m, rule))
+    return found
+
+
+def records(events, state) -> list[dict]:
+    """Every recorded conflict with its current standing, oldest first.
+
+    ``events`` is the log (the CLI reads it); standing comes from the state:
+    open (waiting for a person), superseded (settled automatically) or resolved.
+    """
+    out: dict[str, dict] = {}
+    for e in events:
+        if e["op"] == "conflict":
+            out.setdefault(e["id"], {"id": e["id"], "old": e["old"], "new": e["new"], "rule": e["rule"],
+                                     "detail": e.get("detail", ""), "detected_at": e["at"],
+                                     "state": "open", "resolution": None})
+        elif e["op"] == "resolve" and e["id"] in out:
+            out[e["id"]].update(state="resolved", resolution=e["keep"], resolved_at=e["at"])
+        elif e["op"] == "supersede" and e.get("reason", "").startswith("conflict "):
+            cid = e["reason"].split()[1]
+            if cid in out and out[cid]["state"] == "open":
+                out[cid].update(state="superseded", resolved_at=e["at"])
+    for rec in out.values():
+        old, new = state.memories.get(rec["old"]), state.memories.get(rec["new"])
+        if rec["state"] == "open" and (old is None or new is None or new.id not in old.conflicts_with):
+            rec["state"] = "closed"  # one side was forgotten or otherwise settled
+    return list(out.values())
+
+
+KEEP = ("new", "old", "both", "dismiss")
+
+
+def resolve_event(record: dict, keep: str, now: str, note: str | None = None) -> dict:
+    event = {"op": "resolve", "at": now, "id": record["id"], "old": record["old"],
+             "new": record["new"], "keep": keep}
+    if note:
+        event["reason"] = note
+    return event

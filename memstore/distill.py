@@ -1,0 +1,224 @@
+"""Weekly distillation as a pure function: ``distill(state, now=, config=) -> events``.
+
+Forgetting that never deletes [000]: a long-term active record whose effective
+salience at ``now`` is under ``distill.floor`` (and that is not protected, not yet
+abstracted, and not created in this run) climbs one rung of the ladder
+
+    raw -> summary -> pattern -> principle -> policy
+
+as a NEW derived record (op ``distill``, ``derived_from`` = its sources); the
+sources stay as evidence and get ``abstracted_by`` so recall prefers the
+abstraction. Rungs (all extractive, memstore(7)):
+
+- summary: one record's most informative sentence plus its cues;
+- pattern: summaries of >= pattern_min_sources independent sources (distinct
+  originals with distinct sentences) sharing a cause (subject, else kind and
+  actors) [004]; later summaries of the same cause join the pattern;
+- principle: a pattern restated without its actors;
+- policy: a principle whose originals carry outcomes joins the outcome policy of
+  its cause (policies need a direction, which only outcomes give).
+
+Quality gates in code [004]: no empty text, no sourceless record, nothing under
+``distill.min_chars``. Policies from outcomes (memstore.policies) are derived in
+the same run; a second run at the same ``now`` appends nothing.
+"""
+
+from __future__ import annotations
+
+import hashlib
+
+from .conflicts import policy_conflicts
+from .lifecycle_ops import apply
+from .model import AXES, LEVELS, Memory, Salience, memory_to_dict
+from .policies import DIRECTION, cause_key, cause_label, evidence_groups, policy_id, policy_record
+from .salience import effective, is_protected
+from .text import central_sentence, informative_sentence, tokens
+
+
+def derived_id(level: str, parts) -> str:
+    raw = "\x1f".join(("derived", level, *parts))
+    return "m" + hashlib.sha256(raw.encode()).hexdigest()[:15]
+
+
+def passes_gates(core: str, text: str, sources, config) -> bool:
+    """Code-level quality gates [004]: a heuristic must never ship an empty (no extracted
+    content), ungrounded (no sources) or trivial (text under min_chars) abstraction."""
+    return bool(core.strip()) and bool(sources) and len(text.strip()) >= config["distill"]["min_chars"]
+
+
+def _originals(s, m: Memory) -> list[Memory]:
+    """The raw records at the bottom of a derived record's provenance, in creation order."""
+    if m.level == "raw":
+        return [m]
+    seen: dict[str, Memory] = {}
+    for sid in m.derived_from:
+        src = s.memories.get(sid)
+        if src is not None:
+            for o in _originals(s, src):
+                seen.setdefault(o.id, o)
+    return sorted(seen.values(), key=lambda o: (o.seq, o.id))
+
+
+def _derived(level: str, rid: str, text: str, sources: list[Memory], now: str) -> dict:
+    """A derived record: cues shared by its sources, max salience, mean confidence."""
+    first = sources[0]
+    kinds = sorted({m.kind for m in sources}, key=lambda k: (-sum(m.kind == k for m in sources), k))
+    outcomes = {m.outcome for m in sources}
+    latest = max(sources, key=lambda m: (m.occurred_at, m.seq))  # ISO prefixes sort in time order
+    salience = first.salience
+    for m in sources[1:]:
+        salience = salience.merge_max(m.salience)
+    record = Memory(
+        id=rid, text=text, recorded_at=now, occurred_at=latest.occurred_at, precision=latest.precision,
+        kind=kinds[0], subject=first.subject, domain=first.domain,
+        actors=tuple(sorted({a for m in sources for a in m.actors})),
+        outcome=outcomes.pop() if len(outcomes) == 1 else None,
+        time_buckets=tuple(sorted({b for m in sources for b in m.time_buckets})),
+        tier="long", level=level, salience=Salience(**{a: getattr(salience, a) for a in AXES}),
+        confidence=round(sum(m.confidence for m in sources) / len(sources), 4), source="tool",
+        valid_from=now, derived_from=tuple(m.id for m in sources),
+        mention_count=sum(m.mention_count for m in sources), last_reinforced_at=now,
+    )
+    d = memory_to_dict(record)
+    del d["seq"]
+    return d
+
+
+def _cues(m: Memory) -> str:
+    month = next((b for b in m.time_buckets if len(b) == 7), m.occurred_at[:7])
+    parts = [m.kind, m.subject, ", ".join(m.actors), month, m.outcome]
+    return "; ".join(p for p in parts if p)
+
+
+def _summary(s, m: Memory, now: str, config) -> list[dict]:
+    core = informative_sentence(m.text)
+    text = f"{core} [{_cues(m)}]"
+    if not passes_gates(core, text, [m.id], config):
+        return []
+    return [{"op": "distill", "at": now, "memory": _derived("summary", derived_id("summary", [m.id]), text, [m], now),
+             "abstracts": [m.id]}]
+
+
+def _label(m: Memory) -> str:
+    return (f"[{m.domain}] " if m.domain else "") + cause_label(m)
+
+
+def _pattern_text(s, sources: list[Memory], independent: int) -> tuple[str, str]:
+    originals = [o for m in sources for o in _originals(s, m)]
+    months = sorted(o.occurred_at[:7] for o in originals)
+    span = months[0] if months[0] == months[-1] else f"{months[0]}..{months[-1]}"
+    core = central_sentence([o.text for o in originals])
+    return core, f"{_label(sources[0])}: {core} [pattern across {independent} independent sources, {span}]"
+
+
+def _independent(s, sources: list[Memory]) -> list[Memory]:
+    """Sources with distinct originals and distinct sentences: two is chance, three a pattern."""
+    kept, seen_ids, seen_text = [], set(), set()
+    for m in sources:
+        origins = {o.id for o in _originals(s, m)}
+        sentence = tokens(" ".join(informative_sentence(o.text) for o in _originals(s, m)))
+        if origins & seen_ids or sentence in seen_text:
+            continue
+        kept.append(m)
+        seen_ids |= origins
+        seen_text.add(sentence)
+    return kept
+
+
+def _patterns(s, summaries: list[Memory], now: str, config) -> list[dict]:
+    groups: dict[tuple, list[Memory]] = {}
+    for m in summaries:
+        if (key := cause_key(m)) is not None:
+            groups.setdefault(key, []).append(m)
+    events = []
+    for key, members in groups.items():
+        pid = derived_id("pattern", key)
+        existing = s.memories.get(pid)
+        if existing is not None and existing.status != "active":
+            continue
+        sources = [s.memories[i] for i in existing.derived_from if i in s.memories] if existing else []
+        sources += members
+        independent = len(_independent(s, sources))
+        if existing is None and independent < config["distill"]["pattern_min_sources"]:
+            continue  # independence gates the pattern; repeats then count as its sources too
+        core, text = _pattern_text(s, sources, independent)
+        if passes_gates(core, text, sources, config):
+            events.append({"op": "distill", "at": now, "memory": _derived("pattern", pid, text, sources, now),
+                           "abstracts": [m.id for m in members]})
+    return events
+
+
+def _principle(s, m: Memory, now: str, config) -> list[dict]:
+    originals = _originals(s, m)
+    sentence = central_sentence([o.text for o in originals])
+    for actor in m.actors:  # a principle holds whoever was involved
+        sentence = " ".join(w for w in sentence.split() if w.strip(",.;:").casefold() != actor.casefold())
+    text = f"{_label(m)}: {sentence} [principle from {len(originals)} sources]"
+    if not passes_gates(sentence, text, [m.id], config):
+        return []
+    return [{"op": "distill", "at": now, "abstracts": [m.id],
+             "memory": _derived("principle", derived_id("principle", [m.id]), text, [m], now)}]
+
+
+def _to_policy(s, m: Memory, now: str, config) -> list[dict]:
+    """A principle joins its cause's outcome policy when its originals point one way."""
+    key = cause_key(m)
+    outcomes = [o.outcome for o in _originals(s, m) if o.outcome in DIRECTION]
+    neg, pos = outcomes.count("negative"), outcomes.count("positive")
+    if key is None or neg == pos or max(neg, pos) < config["distill"]["policy_min_support"]:
+        return []
+    policy = s.memories.get(policy_id(key, "mitigate" if neg > pos else "reinforce"))
+    if policy is None or policy.status != "active":
+        return []
+    record = memory_to_dict(policy)
+    del record["seq"]
+    return [{"op": "policy", "at": now, "memory": record, "abstracts": [m.id]}]
+
+
+def _climb(s, now: str, config) -> list[dict]:
+    cfg = config["salience"]
+    below: dict[str, list[Memory]] = {level: [] for level in LEVELS}
+    for m in s.ordered():
+        if (m.status == "active" and m.tier == "long" and m.level != "policy" and m.abstracted_by is None
+                and m.recorded_at < now and not is_protected(m.salience, cfg["protect_threshold"])
+                and effective(m, now, config) < config["distill"]["floor"]):
+            below[m.level].append(m)
+    events: list[dict] = []
+    for m in below["raw"]:
+        events += _summary(s, m, now, config)
+    events += _patterns(s, below["summary"], now, config)
+    for m in below["pattern"]:
+        events += _principle(s, m, now, config)
+    for m in below["principle"]:
+        events += _to_policy(s, m, now, config)
+    return events
+
+
+def _policies(s, now: str, config) -> list[dict]:
+    """Create a policy per supported (cause, direction), or update it when support changed."""
+    events = []
+    for (key, direction), evidence in evidence_groups(s, config["distill"]["policy_min_support"]).items():
+        record = policy_record(key, direction, evidence, now, config)
+        old = s.memories.get(record["id"])
+        if old is not None and (old.status != "active" or (
+                list(old.derived_from) == record["derived_from"] and old.confidence == record["confidence"]
+                and old.text == record["text"])):
+            continue  # unchanged, or a person/conflict retired it: never revive automatically
+        events.append({"op": "policy", "at": now, "memory": record})
+    return events
+
+
+def distill(state, *, now: str, config, embedder=None) -> list[dict]:
+    """The events one distillation at ``now`` appends (without seq), in order."""
+    del embedder  # abstractions are extractive; the parameter keeps every stage's signature
+    work = state.copy()
+    events: list[dict] = []
+    while True:
+        batch: list[dict] = []
+        for stage in (_policies, _climb, policy_conflicts):
+            found = stage(work, now, config)
+            apply(work, found)
+            batch += found
+        if not batch:
+            return events
+        events += batch

@@ -1,0 +1,115 @@
+"""Policies: normative rules distilled from outcome-bearing memories [000].
+
+Outcome-bearing raw memories are grouped by their shared cause (``cause_key``:
+the subject, else the kind and actors); a group of at least ``policy_min_support``
+negative outcomes yields a *mitigate* policy, positive ones a *reinforce* policy:
+
+    confidence = count/(count+1) + salienceSum/(count*4), clamped to [0, 1]
+
+with salienceSum the sum of the evidence's composite salience. A policy's id
+comes from its cause and direction, so more support later updates the same
+record (a new ``policy`` event) instead of adding a second one.
+``active_policies`` lists what judge and the recall preamble push to an agent.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+
+from .model import AXES, Memory, Salience, memory_to_dict
+from .salience import composite
+from .text import central_sentence
+
+DIRECTION = {"negative": "mitigate", "positive": "reinforce"}
+VERB = {"mitigate": "Avoid", "reinforce": "Repeat"}
+# What still counts as evidence: everything that was not replaced or withdrawn. Archived
+# near-duplicates count, because a repeated report of an outcome is repeated support.
+EVIDENCE_STATUSES = ("active", "expired", "archived")
+
+
+def cause_key(m: Memory) -> tuple | None:
+    """The shared cause a memory is grouped under: its subject, else its kind and actors.
+
+    Without a subject and without actors a memory has no cause to share (None).
+    """
+    if m.subject:
+        return ("subject", m.domain or "", m.subject)
+    if m.actors:
+        return ("cues", m.domain or "", m.kind, *sorted(m.actors))
+    return None
+
+
+def cause_label(m: Memory) -> str:
+    return m.subject or f"{m.kind} with {', '.join(sorted(m.actors))}"
+
+
+def policy_id(key: tuple, direction: str) -> str:
+    raw = "\x1f".join(("policy", direction, *key))
+    return "m" + hashlib.sha256(raw.encode()).hexdigest()[:15]
+
+
+def policy_confidence(evidence: list[Memory], weights) -> float:
+    """count/(count+1) + salienceSum/(count*4), clamped to [0, 1] [000]."""
+    count = len(evidence)
+    if count == 0:
+        return 0.0
+    total = sum(composite(m.salience, m.confidence, weights) for m in evidence)
+    return round(min(1.0, max(0.0, count / (count + 1) + total / (count * 4))), 6)
+
+
+def evidence_groups(state, min_support: int) -> dict[tuple[tuple, str], list[Memory]]:
+    """(cause, direction) -> evidence in creation order, for groups with enough support."""
+    groups: dict[tuple[tuple, str], list[Memory]] = {}
+    for m in state.ordered():
+        if (m.level == "raw" and m.outcome in DIRECTION and m.status in EVIDENCE_STATUSES
+                and (key := cause_key(m)) is not None):
+            groups.setdefault((key, DIRECTION[m.outcome]), []).append(m)
+    return {k: v for k, v in groups.items() if len(v) >= min_support}
+
+
+def policy_record(key: tuple, direction: str, evidence: list[Memory], now: str, config) -> dict:
+    """The policy record (a dict ready for a ``policy`` event) for one evidence group."""
+    first = evidence[0]
+    n = len(evidence)
+    outcome = "negative" if direction == "mitigate" else "positive"
+    where = f"[{first.domain}] " if first.domain else ""
+    pattern = central_sentence([m.text for m in evidence])
+    text = f"{where}{VERB[direction]}: {cause_label(first)}: {pattern} ({n} {outcome} outcomes)"
+    salience = evidence[0].salience
+    for m in evidence[1:]:
+        salience = salience.merge_max(m.salience)
+    actors = sorted({a for m in evidence for a in m.actors}) if first.subject else sorted(first.actors)
+    record = Memory(
+        id=policy_id(key, direction), text=text, recorded_at=now,
+        occurred_at=now[:16] + "Z", precision="minute", kind=first.kind, subject=first.subject,
+        domain=first.domain, actors=tuple(actors), outcome=outcome,
+        time_buckets=tuple(sorted({b for m in evidence for b in m.time_buckets})),
+        tier="long", level="policy", salience=Salience(**{a: getattr(salience, a) for a in AXES}),
+        confidence=policy_confidence(evidence, config["salience"]["weights"]), source="tool",
+        valid_from=now, derived_from=tuple(m.id for m in evidence), mention_count=n,
+        last_reinforced_at=now, direction=direction,
+    )
+    d = memory_to_dict(record)
+    del d["seq"]
+    return d
+
+
+@dataclass(frozen=True)
+class PolicyView:
+    """An active policy with its evidence, as judge and the preamble present it."""
+
+    policy: Memory
+    direction: str
+    confidence: float
+    evidence: tuple[Memory, ...]
+
+
+def active_policies(state) -> list[PolicyView]:
+    """Active policies, highest confidence first (then creation order), with their evidence."""
+    views = [
+        PolicyView(m, m.direction or "", m.confidence,
+                   tuple(e for i in m.derived_from if (e := state.memories.get(i)) is not None))
+        for m in state.ordered() if m.level == "policy" and m.status == "active"
+    ]
+    return sorted(views, key=lambda v: (-v.confidence, v.policy.seq, v.policy.id))

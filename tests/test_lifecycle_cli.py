@@ -1,0 +1,142 @@
+"""The lifecycle commands end to end: consolidate, distill, conflicts, forget, stats,
+show --explain. Exact text where a person reads it; JSON where a program does."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+DAY1, DAY2, NIGHT = "2026-01-02T10:00:00Z", "2026-01-03T11:00:00Z", "2026-01-04T03:00:00Z"
+
+
+@pytest.fixture
+def hashing(store):
+    store.mkdir(parents=True)
+    (store / "memstore.toml").write_text('[embedder]\nname = "hashing"\n[conflicts]\nauto_supersede = false\n')
+
+
+def remember(ms, text: str, now: str, *args: str) -> str:
+    r = ms("remember", text, *args, now=now)
+    assert r.rc == 0, r.err
+    return r.out.strip()
+
+
+def test_consolidate_reports_each_event_and_then_nothing(ms, hashing):
+    a = remember(ms, "Checkout test flaked on CI", DAY1, "--subject", "flaky", "--domain", "eng")
+    b = remember(ms, "The checkout suite timed out on the runner", DAY2, "--subject", "flaky", "--domain", "eng")
+    r = ms("consolidate", now=NIGHT)
+    assert r.rc == 0
+    assert r.out == f"promote    {b} 'The checkout suite timed out on the runner' (mentions 2, +1 merged)\n"
+    assert r.err == "consolidate: 1 promote appended (seq 3-3)\n"
+    again = ms("consolidate", now=NIGHT)
+    assert (again.rc, again.out, again.err) == (0, "", f"consolidate: nothing to do at {NIGHT}\n")
+    shown = ms("show", a, "--json").json()["memory"]
+    assert (shown["status"], shown["merged_into"]) == ("archived", b)
+
+
+def test_consolidate_json_dry_run_and_quiet(ms, cli, store, hashing):
+    remember(ms, "Lunch was late today", DAY1)
+    dry = ms("consolidate", "--dry-run", "--json", now="2026-01-20T03:00:00Z").json()
+    assert (dry["appended"], dry["dry_run"], dry["counts"]) == (0, True, {"expire": 1})
+    assert "seq" not in dry["events"][0]
+    r = cli("--store", store, "--quiet", "consolidate", "--now", "2026-01-20T03:00:00Z")
+    assert (r.rc, r.out, r.err) == (0, "", "")
+    assert ms("log", "--op", "expire", "--json").jsonl()[0]["seq"] == 2
+
+
+def test_distill_turns_outcomes_into_a_policy(ms, hashing):
+    for day in ("2026-01-02", "2026-01-09"):
+        remember(ms, f"Friday deploy on {day} broke checkout", f"{day}T10:00:00Z", "--subject", "friday-deploy",
+                 "--domain", "eng", "--kind", "incident", "--outcome", "negative")
+    r = ms("distill", "--json", now="2026-01-11T04:00:00Z")
+    out = r.json()
+    assert out["counts"] == {"policy": 1}
+    policy = out["events"][0]["memory"]
+    assert policy["text"] == "[eng] Avoid: friday-deploy: Friday deploy on 2026-01-02 broke checkout (2 negative outcomes)"
+    assert (policy["direction"], policy["confidence"]) == ("mitigate", 0.791667)
+    assert ms("distill", now="2026-01-11T04:00:00Z").out == ""
+
+
+def test_conflicts_side_by_side_then_resolved(ms, hashing):
+    tea = remember(ms, "I prefer tea in the morning.", DAY1, "--subject", "drink", "--source", "agent")
+    coffee = remember(ms, "I prefer coffee in the morning.", DAY2, "--subject", "drink")
+    ms("consolidate", now=NIGHT)
+    listing = ms("conflicts", now=NIGHT)
+    cid = listing.out.split()[0]
+    assert listing.rc == 0
+    assert listing.out == (
+        f"{cid}  value (cosine 0.7675)  detected {NIGHT}  open\n"
+        "             old                                     new\n"
+        f"  id         {tea}                        {coffee}\n"
+        "  text       I prefer tea in the morning.            I prefer coffee in the morning.\n"
+        "  source     agent                                   human\n"
+        "  confidence 0.70                                    1.00\n"
+        f"  recorded   {DAY1}                    {DAY2}\n"
+        "  occurred   2026-01-02T10:00Z                       2026-01-03T11:00Z\n"
+        "  status     active                                  active\n"
+        "\n"
+    )
+    data = ms("conflicts", "--json", now=NIGHT).json()["conflicts"][0]
+    assert (data["records"]["old"]["text"], data["records"]["new"]["confidence"]) == ("I prefer tea in the morning.", 1.0)
+    r = ms("conflicts", "resolve", cid, "--keep", "new", "--note", "asked", now="2026-01-04T09:00:00Z")
+    assert (r.rc, r.out) == (0, cid + "\n")
+    assert ms("conflicts", now="2026-01-04T09:00:00Z").err == "no open conflicts\n"
+    assert ms("show", tea, "--json").json()["memory"]["status"] == "superseded"
+    again = ms("conflicts", "resolve", cid, "--keep", "new", now="2026-01-04T09:00:00Z")
+    assert again.err == "already resolved: keep new\n"
+    assert "resolved new" in ms("conflicts", "--all").out.splitlines()[0]
+
+
+def test_conflicts_errors(ms, hashing):
+    remember(ms, "x note", DAY1)
+    assert ms("conflicts", "resolve", "c000000000000000", "--keep", "new").err == \
+        "Error: no conflict 'c000000000000000'; list them with `memstore conflicts --all`\n"
+    bad = ms("conflicts", "resolve", "c000000000000000", "--keep", "maybe")
+    assert (bad.rc, bad.err) == (2, "Error: --keep 'maybe' is not one of: new, old, both, dismiss\n")
+    assert ms("conflicts", "frobnicate").rc == 2
+
+
+def test_forget_keeps_the_record(ms):
+    mid = remember(ms, "The office wifi password is on the fridge", DAY1, "--key", "wifi")
+    r = ms("forget", "wifi", "--reason", "moved office", now=DAY2)
+    assert (r.rc, r.out, r.err) == (0, mid + "\n", "")
+    shown = ms("show", mid, "--json").json()["memory"]
+    assert (shown["status"], shown["invalid_at"], shown["reason"]) == ("invalidated", DAY2, "moved office")
+    assert ms("forget", mid, now=DAY2).err == f"already forgotten at {DAY2}\n"
+    assert ms("forget", "nope").rc == 1
+
+
+def test_stats_counts_and_histogram(ms, hashing):
+    remember(ms, "Lunch was late today", DAY1)
+    remember(ms, "We decided to move billing to Postgres", DAY1, "--subject", "billing")
+    out = ms("stats", "--json", now="2026-03-01T00:00:00Z").json()
+    assert (out["memories"], out["tier"], out["open_conflicts"]) == (2, {"short": 1, "long": 1}, 0)
+    assert out["status"]["active"] == 2 and sum(out["effective"]["bins"]) == 2
+    assert out["effective"]["protected"] == 1  # the decision (importance 0.8)
+    text = ms("stats", now="2026-03-01T00:00:00Z").out.splitlines()
+    assert text[0] == "memories   2"
+    assert text[1] == "tier       short 1  long 1"
+    assert len([line for line in text if line.startswith("  0.")]) == 10
+
+
+def test_show_explain(ms):
+    mid = remember(ms, "Lunch was late today", DAY1)
+    out = ms("show", mid, "--explain", now="2026-01-09T10:00:00Z").out
+    assert "salience at 2026-01-09T10:00:00Z: 7 days since last use\n" in out
+    assert "  urgency         0.500    0.10         7d    0.5000    0.2500\n" in out
+    data = ms("show", mid, "--explain", "--json", now="2026-01-09T10:00:00Z").json()["explain"]
+    assert data["at"] == "2026-01-09T10:00:00Z" and data["axes"]["urgency"]["decay"] == 0.5
+    assert f"  effective {data['effective']:.4f}\n" in out
+
+
+@pytest.mark.parametrize("command", ["consolidate", "distill", "conflicts", "forget", "stats"])
+def test_help_has_a_summary_and_examples(cli, command):
+    r = cli(command, "--help")
+    assert r.rc == 0 and "Examples:" in r.out and "--now" in r.out
+
+
+def test_json_output_is_canonical(ms, hashing):
+    remember(ms, "Lunch was late today", DAY1)
+    raw = ms("stats", "--json", now=DAY2).out
+    assert raw == json.dumps(json.loads(raw), sort_keys=True, separators=(",", ":"), ensure_ascii=False) + "\n"

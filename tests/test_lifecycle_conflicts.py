@@ -1,0 +1,171 @@
+"""Conflicts: negation parity (English and Japanese), numbers, changed preferences,
+opposite policies; supersession with its bitemporal fields; human resolution; forget."""
+
+from __future__ import annotations
+
+import pytest
+
+from memstore.config import load_config
+from memstore.conflicts import (
+    conflict_id,
+    contradiction,
+    lexical_conflicts,
+    negated,
+    numbers,
+    records,
+    resolve_event,
+)
+from memstore.consolidate import consolidate
+from memstore.distill import distill
+from memstore.embed import HashingEmbedder
+from memstore.memlog import MemLog
+
+CONFIG = load_config(None)
+WAIT = load_config("[conflicts]\nauto_supersede = false\n")
+HASH = HashingEmbedder(256)
+
+
+@pytest.mark.parametrize(("text", "neg"), [
+    ("We deploy on Fridays", False),
+    ("We never deploy on Fridays", True),
+    ("I don't take sugar", True),
+    ("She doesn't use Vim and isn't on call", False),  # two negations: parity is even
+    ("We no longer use feature flags", True),
+    ("The job won't retry", True),
+    ("He stopped drinking coffee", True),
+    ("I quit smoking", True),
+    ("Notion is the wiki", False),  # "no" inside a word is not a negation
+    ("コーヒーに砂糖を入れる", False),
+    ("コーヒーに砂糖は入れない", True),
+    ("会議には出ません", True),
+    ("タバコはやめた", True),
+    ("金曜日にはデプロイしない", True),
+    ("昨日は雨が降らなかった", True),
+    ("何も言わず帰った", True),
+    ("まず最初にテストを書く", False),  # まず is "first", not a negation
+    ("必ずレビューする", False),
+    ("在庫が少ない", False),  # an adjective that ends in ない
+    ("テストを書かなければならない", False),  # "must": a double negative
+])
+def test_negation_parity(text, neg):
+    assert negated(text) is neg
+
+
+def test_numbers_and_dates_fold_full_width_digits():
+    assert numbers("予算は１２０万円、締切は2026-06-30") == {"120", "2026-06-30"}
+    assert contradiction("Standup is at 9:30", "Standup is at 10:00") == "number"
+    assert contradiction("Standup is at 9:30", "Standup is in room B") is None  # one side has no number
+    assert contradiction("We deploy on Fridays", "We never deploy on Fridays") == "negation"
+
+
+PREFERENCES = """
+{"at": "2026-01-05T09:00:00Z", "text": "I prefer tea in the morning.", "subject": "morning-drink", "domain": "personal"}
+{"at": "2026-04-30T09:00:00Z", "text": "I prefer coffee in the morning.", "subject": "morning-drink", "domain": "personal"}
+"""
+
+
+def test_a_changed_preference_supersedes_the_older_one_bitemporally():
+    log = MemLog().replay(PREFERENCES, CONFIG)
+    tea, coffee = log.state.ordered()
+    events = log.run(consolidate, "2026-05-01T03:00:00Z", CONFIG, embedder=HASH)
+    assert [(e["op"], e.get("rule")) for e in events] == [("conflict", "value"), ("supersede", None)]
+    assert events[0]["id"] == conflict_id(tea.id, coffee.id)
+    old = log.state.memories[tea.id]
+    assert (old.status, old.invalid_at, old.superseded_by) == ("superseded", "2026-05-01T03:00:00Z", coffee.id)
+    assert old.valid_from == "2026-01-05T09:00:00Z" and old.text == "I prefer tea in the morning."  # history kept
+    assert old.conflicts_with == () and log.state.memories[coffee.id].conflicts_with == ()
+    (rec,) = records(log.events, log.state)
+    assert (rec["state"], rec["rule"], rec["old"], rec["new"]) == ("superseded", "value", tea.id, coffee.id)
+
+
+def test_without_auto_supersede_the_conflict_waits_for_a_person():
+    log = MemLog().replay(PREFERENCES, WAIT)
+    tea, coffee = log.state.ordered()
+    events = log.run(consolidate, "2026-05-01T03:00:00Z", WAIT, embedder=HASH)
+    assert [e["op"] for e in events] == ["conflict"]
+    assert log.state.memories[tea.id].conflicts_with == (coffee.id,)
+    assert log.state.memories[tea.id].status == "active"
+    assert consolidate(log.state, now="2026-05-01T03:00:00Z", config=WAIT, embedder=HASH) == []
+    (rec,) = records(log.events, log.state)
+    assert rec["state"] == "open"
+
+
+@pytest.mark.parametrize(("keep", "tea_status", "coffee_status"), [
+    ("new", "superseded", "active"),
+    ("old", "active", "superseded"),
+    ("both", "active", "active"),
+    ("dismiss", "active", "active"),
+])
+def test_resolve_records_the_decision(keep, tea_status, coffee_status):
+    log = MemLog().replay(PREFERENCES, WAIT)
+    tea, coffee = log.state.ordered()
+    log.run(consolidate, "2026-05-01T03:00:00Z", WAIT, embedder=HASH)
+    (rec,) = records(log.events, log.state)
+    log.append([resolve_event(rec, keep, "2026-05-02T10:00:00Z", "checked with the user")], "2026-05-02T10:00:00Z")
+    t, c = log.state.memories[tea.id], log.state.memories[coffee.id]
+    assert (t.status, c.status) == (tea_status, coffee_status)
+    assert t.conflicts_with == c.conflicts_with == ()
+    if keep in ("both", "dismiss"):
+        assert t.reconciled_with == (coffee.id,) and c.reconciled_with == (tea.id,)
+    loser = {"new": t, "old": c}.get(keep)
+    if loser is not None:
+        assert loser.invalid_at == "2026-05-02T10:00:00Z"
+        assert loser.reason == f"conflict {rec['id']} resolved: keep {keep}"
+    (after,) = records(log.events, log.state)
+    assert (after["state"], after["resolution"]) == ("resolved", keep)
+    assert consolidate(log.state, now="2026-05-03T03:00:00Z", config=WAIT, embedder=HASH) == []  # never re-flagged
+
+
+def test_keep_old_reinstates_an_automatically_superseded_memory():
+    log = MemLog().replay(PREFERENCES, CONFIG)
+    tea, coffee = log.state.ordered()
+    log.run(consolidate, "2026-05-01T03:00:00Z", CONFIG, embedder=HASH)
+    (rec,) = records(log.events, log.state)
+    log.append([resolve_event(rec, "old", "2026-05-02T10:00:00Z")], "2026-05-02T10:00:00Z")
+    t, c = log.state.memories[tea.id], log.state.memories[coffee.id]
+    assert (t.status, t.invalid_at, t.superseded_by) == ("active", None, None)
+    assert (c.status, c.superseded_by) == ("superseded", tea.id)
+
+
+def test_opposite_policies_on_one_cause_conflict_and_the_newer_wins():
+    log = MemLog().replay("""
+{"at": "2026-02-01T10:00:00Z", "text": "Hackathon shipped a demo", "subject": "hackathon", "kind": "meeting", "outcome": "positive"}
+{"at": "2026-03-01T10:00:00Z", "text": "Hackathon shipped two demos", "subject": "hackathon", "kind": "meeting", "outcome": "positive"}
+""", CONFIG)
+    (reinforce,) = log.run(distill, "2026-03-02T04:00:00Z", CONFIG)
+    log.replay("""
+{"at": "2026-06-01T10:00:00Z", "text": "Hackathon burned the team out", "subject": "hackathon", "kind": "meeting", "outcome": "negative"}
+{"at": "2026-07-01T10:00:00Z", "text": "Hackathon week slipped the release", "subject": "hackathon", "kind": "meeting", "outcome": "negative"}
+""", CONFIG)
+    events = log.run(distill, "2026-07-05T04:00:00Z", CONFIG)
+    assert [e["op"] for e in events] == ["policy", "conflict", "supersede"]
+    mitigate = events[0]["memory"]
+    assert (events[1]["rule"], events[1]["old"], events[1]["new"]) == ("direction", reinforce["memory"]["id"], mitigate["id"])
+    old = log.state.memories[reinforce["memory"]["id"]]
+    assert (old.status, old.superseded_by, old.direction) == ("superseded", mitigate["id"], "reinforce")
+    assert distill(log.state, now="2026-07-05T04:00:00Z", config=CONFIG) == []
+
+
+def test_forget_invalidates_without_deleting_and_closes_open_conflicts():
+    log = MemLog().replay(PREFERENCES, WAIT)
+    tea, coffee = log.state.ordered()
+    log.run(consolidate, "2026-05-01T03:00:00Z", WAIT, embedder=HASH)
+    before = len(log.events)
+    log.append([{"op": "forget", "id": coffee.id, "reason": "wrong person"}], "2026-05-03T10:00:00Z")
+    c = log.state.memories[coffee.id]
+    assert (c.status, c.invalid_at, c.reason, c.text) == ("invalidated", "2026-05-03T10:00:00Z", "wrong person",
+                                                         "I prefer coffee in the morning.")
+    assert log.state.memories[tea.id].conflicts_with == ()
+    assert len(log.events) == before + 1
+    (rec,) = records(log.events, log.state)
+    assert rec["state"] == "closed"
+
+
+def test_write_time_check_is_lexical():
+    log = MemLog().replay("""
+{"at": "2026-02-01T09:00:00Z", "text": "We deploy on Fridays.", "subject": "deploys", "kind": "fact"}
+{"at": "2026-02-01T09:01:00Z", "text": "Deploys need two approvals.", "subject": "deploys", "kind": "fact"}
+{"at": "2026-02-02T09:00:00Z", "text": "We never deploy on Fridays.", "subject": "deploys", "kind": "fact"}
+""", CONFIG)
+    fridays, approvals, never = log.state.ordered()
+    assert [(m.id, rule) for m, rule in lexical_conflicts(never, log.state.ordered())] == [(fridays.id, "negation")]
