@@ -141,10 +141,19 @@ def _derive(s: State, e: dict) -> None:
         _set(s, mid, abstracted_by=new.id)
 
 
+def _import(s: State, e: dict) -> None:
+    """A record restored from a state export, exactly as it was (its seq included)."""
+    m = memory_from_dict(e["memory"])
+    if m.id not in s.memories:
+        s.memories[m.id] = m
+        if m.key is not None:
+            s.keys.setdefault(m.key, m.id)
+
+
 for _op, _handler in {
     "expire": _expire, "promote": _promote, "merge": _merge, "supersede": _supersede,
     "conflict": _conflict, "resolve": _resolve, "forget": _forget,
-    "distill": _derive, "policy": _derive,
+    "distill": _derive, "policy": _derive, "import": _import,
 }.items():
     register(_op, _handler)
 

@@ -1,6 +1,7 @@
 """One module per subcommand; each exposes HELP, EPILOG and run()."""
 
 from . import (
+    brief,
     config,
     conflicts,
     consolidate,
@@ -20,6 +21,7 @@ from . import (
     stats,
 )
 from . import eval as eval_
+from . import import_
 
 COMMANDS = [
     ("init", init),
@@ -36,8 +38,10 @@ COMMANDS = [
     ("forget", forget),
     ("judge", judge),
     ("stats", stats),
+    ("brief", brief),
     ("log", log),
     ("export", export),
+    ("import", import_),
     ("snapshot", snapshot),
     ("config", config),
 ]

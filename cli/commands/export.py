@@ -13,7 +13,8 @@ from ..common import NowOpt, env
 HELP = """Export the current state (or with --history, the whole event log).
 
 jsonl writes one canonical record per line in creation order; parquet writes
-the same rows as a Parquet file (needs --output unless stdout is a pipe). With
+the same rows as a Parquet file (needs --output unless stdout is a pipe);
+markdown writes a readable page grouped by ladder level and kind. With
 --history, the log's events are written as they are, which `memstore import`
 replays into another store."""
 
@@ -21,11 +22,12 @@ EPILOG = """\b
 Examples:
   memstore export > state.jsonl
   memstore export --format parquet --output state.parquet
+  memstore export --format markdown > memory.md
   memstore export --history > events.jsonl"""
 
 
 def run(
-    format: Annotated[str, typer.Option("--format", help="jsonl or parquet.")] = "jsonl",
+    format: Annotated[str, typer.Option("--format", help="jsonl, parquet or markdown.")] = "jsonl",
     output: Annotated[Path | None, typer.Option("--output", "-o", metavar="FILE",
                                                 help="Write here instead of stdout.")] = None,
     history: Annotated[bool, typer.Option("--history", help="The full event log instead of the state.")] = False,
@@ -35,8 +37,8 @@ def run(
     from memstore.store.log import LogReader
     from memstore.store.open import load_state
 
-    if format not in ("jsonl", "parquet"):
-        raise UsageError(f"--format {format!r} is not one of: jsonl, parquet")
+    if format not in ("jsonl", "parquet", "markdown"):
+        raise UsageError(f"--format {format!r} is not one of: jsonl, parquet, markdown")
     e = env(now)
     if history:
         if format != "jsonl":
@@ -44,7 +46,11 @@ def run(
         data = b"".join(dumps_line(ev) for ev in LogReader(e.layout).events())
     else:
         state, _ = load_state(e.layout)
-        if format == "jsonl":
+        if format == "markdown":
+            from memstore.exchange import render_markdown
+
+            data = render_markdown(state.ordered(), e.now).encode()
+        elif format == "jsonl":
             from memstore.state import state_rows
 
             data = b"".join(dumps_line(row) for row in state_rows(state))

@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 from ..common import JsonOpt, NowOpt, env
-from ..output import emit_json, out
+from ..output import emit_json, note
 
 HELP = """Write the current state as a Parquet snapshot (a cache for fast open).
 
@@ -29,4 +29,4 @@ def run(now: NowOpt = None, json: JsonOpt = False) -> None:
     if json:
         emit_json({"path": str(path), "seq": state.seq, "rows": len(state.memories)})
     else:
-        out(f"{path}  seq={state.seq} rows={len(state.memories)}")
+        note(f"{path}  seq={state.seq} rows={len(state.memories)}")

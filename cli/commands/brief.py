@@ -1,0 +1,49 @@
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from ..common import JsonOpt, NowOpt, env
+from ..output import emit_json
+
+HELP = """Write the day's briefing: a short Markdown page of working memory.
+
+The most salient active memories at --now, the active policies with their
+confidence, open conflicts, outcomes still pending, and what faded below the
+distill floor this week. Written to STORE/brief/YYYY-MM-DD.md and printed, for
+a person to read in the morning or an agent to load at start. The same store
+and --now always give the same page."""
+
+EPILOG = """\b
+Examples:
+  memstore brief
+  0 5 * * *  memstore --quiet brief          # crontab: every morning at 05:00
+  memstore brief --now 2026-06-07 --no-write | less"""
+
+
+def run(
+    no_write: Annotated[bool, typer.Option("--no-write", help="Print only; do not write brief/DATE.md.")] = False,
+    now: NowOpt = None,
+    json: JsonOpt = False,
+) -> None:
+    from memstore.brief import brief_data, render_markdown
+    from memstore.store.fs import ensure_dir, write_atomic
+    from memstore.store.open import load_state
+
+    from ..common import quiet
+
+    e = env(now)
+    state, _ = load_state(e.layout)
+    data = brief_data(state, e.now, e.config)
+    text = render_markdown(data)
+    if not no_write:
+        e.layout.create()
+        ensure_dir(e.layout.brief_dir)
+        write_atomic(e.layout.brief_dir / f"{data['date']}.md", text.encode())
+    if json:
+        emit_json(data)
+    elif not quiet():
+        import sys
+
+        sys.stdout.write(text)
