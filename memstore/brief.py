@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from .model import Memory
 from .policies import active_policies
 from .salience import effective
 from .timeutil import format_ts, parse_ts
