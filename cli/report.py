@@ -47,8 +47,12 @@ def run_stage(name: str, stage, *, now: str | None, json: bool, dry_run: bool, e
     kw = {}
     if embedder:
         from memstore.embed import make_embedder
+        from memstore.index.embcache import CachedEmbedder, EmbeddingCache
 
-        kw["embedder"] = make_embedder(e.config)
+        from .indexing import cache_dir
+
+        inner = make_embedder(e.config)  # cached: a nightly job must not re-embed old texts
+        kw["embedder"] = CachedEmbedder(inner, EmbeddingCache(cache_dir(), inner.name, inner.dim))
     events = stage(state, now=e.now, config=e.config, **kw)
     seqs = [] if dry_run else logstore.append(e.layout, events, e.now)
     stamped = [{**ev, "at": e.now, "seq": seq} for ev, seq in zip(events, seqs, strict=True)] if seqs else events

@@ -14,6 +14,9 @@ from pathlib import Path
 from ..store.fs import FILE_MODE, ensure_dir
 
 
+_LOADED: dict[Path, tuple[int, dict]] = {}  # path -> (bytes read, entries): one read per process
+
+
 def text_hash(text: str) -> bytes:
     return hashlib.sha256(text.encode()).digest()[:16]
 
@@ -25,20 +28,32 @@ class EmbeddingCache:
         self._map: dict[bytes, object] | None = None
 
     def _load(self) -> dict:
+        """The cache's entries; the file is read once per process and then only its new tail."""
         import numpy as np
 
-        if self._map is not None:
+        if self._map is not None and self.path is None:
             return self._map
-        self._map = {}
-        if self.path is None or not self.path.exists():
+        if self.path is None:
+            self._map = {}
             return self._map
+        offset, entries = _LOADED.get(self.path, (0, {}))
+        try:
+            size = self.path.stat().st_size
+        except FileNotFoundError:
+            size = 0
         rec = np.dtype([("h", "S16"), ("v", "<f4", (self.dim,))])
-        raw = self.path.read_bytes()
-        usable = len(raw) - len(raw) % rec.itemsize
-        arr = np.frombuffer(raw[:usable], dtype=rec)
-        for h, v in zip(arr["h"], arr["v"], strict=True):
-            self._map[bytes(h).ljust(16, b"\0")] = v
-        return self._map
+        if size > offset:
+            with open(self.path, "rb") as fh:
+                fh.seek(offset)
+                raw = fh.read(size - offset)
+            usable = len(raw) - len(raw) % rec.itemsize
+            arr = np.frombuffer(raw[:usable], dtype=rec)
+            for h, v in zip(arr["h"], arr["v"], strict=True):
+                entries[bytes(h).ljust(16, b"\0")] = v
+            offset += usable
+        _LOADED[self.path] = (offset, entries)
+        self._map = entries
+        return entries
 
     def embed(self, embedder, texts: list[str], role: str = "passage", batch: int = 64, progress=None):
         """Vectors for texts (cached ones looked up, the rest embedded in batches and appended)."""
@@ -79,3 +94,16 @@ class EmbeddingCache:
             os.write(fd, arr.tobytes())
         finally:
             os.close(fd)
+
+
+class CachedEmbedder:
+    """An embedder that looks texts up in an EmbeddingCache first (same protocol)."""
+
+    def __init__(self, embedder, cache: EmbeddingCache):
+        self.inner = embedder
+        self.cache = cache
+        self.name = embedder.name
+        self.dim = embedder.dim
+
+    def embed(self, texts: list[str], role: str = "passage"):
+        return self.cache.embed(self.inner, texts, role)
