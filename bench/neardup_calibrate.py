@@ -39,7 +39,7 @@ def cosines(embedder, pairs: list[dict]) -> list[float]:
 def predictions(pairs, sims, lower, upper, config) -> list[str]:
     out = []
     for p, c in zip(pairs, sims, strict=True):
-        kind = p.get("kind", "note")
+        kind = p.get("kind", "fact")  # the labelled pairs are statements of belief
         out.append(decide(_memory("a", p["a"], kind), _memory("b", p["b"], kind), c, lower, upper, config)[0])
     return out
 

@@ -30,6 +30,11 @@ REINFORCE, ADD, UPDATE, CONFLICT = "reinforce", "add", "update", "conflict"
 # Episodes are events, not beliefs: a second incident like the first is more evidence
 # (policies count it), never an update of it. Only reports of the same day can be one event.
 EPISODIC_KINDS = ("meeting", "incident", "deal")
+# Only beliefs can be contradicted or updated. Notes are observations: two notes on one
+# subject that differ in a number ("build 1234 is flaky", "build 1240 is flaky") are two
+# facts about the world, not a changed mind; they merge when near-identical, else both stay.
+BELIEF_KINDS = ("fact", "preference", "definition", "plan", "decision", "procedure", "policy",
+                "disambiguation")
 
 
 def comparable(old: Memory, new: Memory) -> bool:
@@ -55,6 +60,8 @@ def decide(old: Memory, new: Memory, cosine: float, lower: float, upper: float, 
     """
     if normalize_text(old.text) == normalize_text(new.text):
         return REINFORCE, "same text"
+    if old.kind not in BELIEF_KINDS or new.kind not in BELIEF_KINDS:
+        return (REINFORCE, "near-duplicate") if cosine >= upper else (ADD, "observations, not beliefs")
     rule = contradiction(old.text, new.text)
     if cosine >= lower and rule:
         return CONFLICT, rule

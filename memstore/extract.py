@@ -24,10 +24,12 @@ _I = re.IGNORECASE
 _ACK = (
     r"(?:(?:hi|hello|hey|yo|thanks|thank you|thx|ty|ok|okay|k|sure|got it|cool|great|nice|"
     r"yes|yeah|yep|no|nope|bye|good (?:morning|night|evening|afternoon)|see you|lol|np|"
-    r"sounds good|will do|noted)\b(?:\s+(?:so much|a lot|all|everyone|there|!))*"
+    r"sounds good|will do|noted|lgtm|cheers|have a (?:nice|good|great) (?:weekend|day|evening))\b"
+    r"(?:\s+(?:so much|a lot|all|everyone|team|there|!))*|\+1"
     r"|こんにちは|こんばんは|おはよう(?:ございます)?|ありがとう(?:ございます|ございました)?|"
     r"どうも|了解(?:です|しました)?|承知(?:しました|いたしました)?|はい|うん|ええ|いいえ|"
-    r"よろしく(?:お願いします|おねがいします)?|お疲れ(?:様|さま)(?:です|でした)?|またね|なるほど)"
+    r"よろしく(?:お願いします|おねがいします)?|お疲れ(?:様|さま)(?:です|でした)?|またね|なるほど|"
+    r"お先に失礼します|おつかれ(?:さま)?)"
 )
 _ACK_GAP = r"[\s,.!?！？。、〜ー…w]*"
 GREETING = re.compile(rf"^\s*{_ACK}(?:{_ACK_GAP}{_ACK})*{_ACK_GAP}$", _I)

@@ -177,7 +177,7 @@ def _accuracy(embedder) -> float:
     vb = embedder.embed([p["b"] for p in pairs], "passage")
     right = 0
     for p, a, b in zip(pairs, va, vb, strict=True):
-        kind = p.get("kind", "note")
+        kind = p.get("kind", "fact")  # the labelled pairs are statements of belief
         state, _rule = decide(_memory("a", p["a"], kind), _memory("b", p["b"], kind),
                               round(float(a @ b), 4), lower, upper, CONFIG)
         right += state == p["label"]

@@ -19,7 +19,8 @@ conflicts.auto_supersede is false the newer memory supersedes the older at once
 (the older keeps its history, with invalid_at set); otherwise the conflict stays
 open until a person decides. `memstore conflicts` lists the open ones (--all:
 every conflict with how it ended); `memstore conflicts resolve ID --keep
-new|old|both|dismiss` records the decision: keep the newer memory, keep the
+new|old|both|dismiss` records the decision (ID is the conflict's id, or the id or
+--key of a memory in exactly one conflict, its newest): keep the newer memory, keep the
 older one (reinstating it), keep both (they do not contradict), or dismiss the
 detection. Resolving an automatically settled conflict overrides it."""
 
@@ -27,12 +28,14 @@ EPILOG = """\b
 Examples:
   memstore conflicts
   memstore conflicts --all --json
-  memstore conflicts resolve c6c442313f0ebc0f --keep old --note "still true for EU"""
+  memstore conflicts resolve c6c442313f0ebc0f --keep old --note "still true for EU"
+  memstore conflicts resolve my-memory-key --keep new
+"""
 
 
 def run(
-    action: Annotated[str | None, typer.Argument(metavar="[resolve]", help="'resolve' to decide a conflict.")] = None,
-    conflict: Annotated[str | None, typer.Argument(metavar="[ID]", help="The conflict id (resolve).")] = None,
+    action: Annotated[str | None, typer.Argument(metavar="resolve", help="'resolve' to decide a conflict.")] = None,
+    conflict: Annotated[str | None, typer.Argument(metavar="ID", help="The conflict id, or a memory's id or key (resolve).")] = None,
     keep: Annotated[str | None, typer.Option(help="resolve: new, old, both or dismiss.")] = None,
     note_text: Annotated[str | None, typer.Option("--note", help="resolve: why (kept in the log).")] = None,
     all_: Annotated[bool, typer.Option("--all", help="List every conflict, not only open ones.")] = False,
@@ -73,8 +76,13 @@ def _resolve(e, state, found, cid, keep, why, json) -> None:
         raise UsageError(f"--keep {keep!r} is not one of: {', '.join(KEEP)}" if keep else
                          "resolve needs --keep new, old, both or dismiss")
     record = next((r for r in found if r["id"] == cid), None)
-    if record is None:
-        raise NotFound(f"no conflict {cid!r}; list them with `memstore conflicts --all`")
+    if record is None:  # a memory's id or key: its newest conflict
+        m = state.resolve(cid)
+        mine = [r for r in found if m is not None and m.id in (r["old"], r["new"])]
+        if not mine:
+            raise NotFound(f"no conflict {cid!r}; list them with `memstore conflicts --all`")
+        record = mine[-1]
+        cid = record["id"]
     same = record["state"] == "resolved" and record["resolution"] == keep
     if not same:
         logstore.append(e.layout, [resolve_event(record, keep, e.now, why)], e.now)

@@ -34,7 +34,8 @@ Examples:
 
 def run(
     query: Annotated[str | None, typer.Argument(help="The question; '-' reads stdin.")] = None,
-    k: Annotated[int, typer.Option("--k", min=1, max=1000, help="How many results.")] = 10,
+    k: Annotated[int | None, typer.Option("--k", min=1, max=1000,
+                                          help="How many results. Default: recall.k (10).")] = None,
     actor: Annotated[list[str] | None, typer.Option(help="Only memories involving this actor (repeatable).")] = None,
     kind: Annotated[list[str] | None, typer.Option(help="Only this kind (repeatable).")] = None,
     outcome: Annotated[list[str] | None, typer.Option(help="Only this outcome (repeatable).")] = None,
@@ -75,7 +76,7 @@ def run(
         from ..common import read_stdin_text
 
         query = read_stdin_text()
-    obj = {"query": query, "k": k, "actor": actor, "kind": kind, "outcome": outcome, "domain": domain,
+    obj = {"query": query, "k": k or e.config["recall"]["k"], "actor": actor, "kind": kind, "outcome": outcome, "domain": domain,
            "subject": subject, "during": during, "level": level, "as_of": as_of, "explain": explain,
            "voices": voice}
     req = build_request({n: v for n, v in obj.items() if v not in (None, [])}, e.now)
@@ -97,12 +98,15 @@ def run(
 
 def _touch(e, ids: list[str], query: str) -> None:
     from memstore.errors import NonMonotonicTime
-    from memstore.store.log import append
+    from memstore.store.log import StoreBusy, append
 
-    try:
-        append(e.layout, [{"op": "recall", "at": e.now, "ids": ids, "query": query[:200]}], e.now)
+    try:  # usage is best effort: a reader never waits long on a writer
+        append(e.layout, [{"op": "recall", "at": e.now, "ids": ids, "query": query[:200]}], e.now,
+               lock_wait=1.0)
     except NonMonotonicTime:
         note("usage not recorded: --now is before the store's latest record")
+    except StoreBusy:
+        note("usage not recorded: another writer held the store lock for over a second")
 
 
 def read_requests(path: Path, now: str, default_k: int):
