@@ -31,7 +31,7 @@ FIELDS = {"text", "kind", "subject", "domain", "actors", "actor", "outcome", "oc
 # An explicit kind sets the tier and base salience the classifier would have given it.
 KIND_DEFAULTS = {
     "decision": ("long", 0.8), "preference": ("long", 0.8), "definition": ("long", 0.65),
-    "fact": ("long", 0.65), "procedure": ("long", 0.65), "policy": ("long", 0.8),
+    "fact": ("long", 0.65), "procedure": ("long", 0.65), "plan": ("long", 0.65), "policy": ("long", 0.8),
     "disambiguation": ("short", 0.5),
 }
 
@@ -125,13 +125,14 @@ def validate(obj: dict, *, max_chars: int, where: str = "", options: bool = Fals
 _FIELD_NAMES = {n: n for n in FIELDS}
 _OPTION_NAMES = {n: "--" + n.replace("_", "-") for n in FIELDS}
 _SOURCE_NAMES = tuple(SOURCES)
+_AXIS_SET = frozenset(AXES)
 
 
 def _validate(obj, max_chars: int, where: str, nm) -> Draft:
     if not isinstance(obj, dict):
         raise UsageError(f"{where}expected a JSON object with a \"text\" field")
-    unknown = sorted(set(obj) - FIELDS)
-    if unknown:
+    if not FIELDS.issuperset(obj):
+        unknown = sorted(set(obj) - FIELDS)
         raise UsageError(f"{where}unknown field {unknown[0]!r}; known fields: text, kind, subject, "
                          "domain, actors, outcome, occurred_at, confidence, source, key, tier, keep, "
                          + ", ".join(AXES))
@@ -143,7 +144,7 @@ def _validate(obj, max_chars: int, where: str, nm) -> Draft:
         raise UsageError(f"{where}text is empty; give the memory's text as an argument or on stdin")
     if "\x00" in text:
         raise UsageError(f"{where}text contains a NUL byte; memories are text, not binary data")
-    if not _utf8(text):
+    if not text.isascii() and not _utf8(text):
         raise UsageError(f"{where}text is not valid UTF-8; convert it, e.g. with iconv")
     if len(text) > max_chars:
         raise UsageError(f"{where}text is {len(text)} characters, over the limit of {max_chars}; "
@@ -165,7 +166,8 @@ def _validate(obj, max_chars: int, where: str, nm) -> Draft:
         if not isinstance(occurred, str):
             raise UsageError(f"{where}occurred_at must be a date string like 2026-06 or 2026-06-07")
         occurred = parse_occurred(occurred, f"{where}{nm('occurred_at')}")
-    axes = tuple((a, v) for a in AXES if a in obj and (v := _unit(obj[a], nm(a), where)) is not None)
+    axes = () if _AXIS_SET.isdisjoint(obj) else tuple(
+        (a, v) for a in AXES if a in obj and (v := _unit(obj[a], nm(a), where)) is not None)
     keep = obj.get("keep", False)
     if not isinstance(keep, bool):
         raise UsageError(f"{where}keep must be true or false")

@@ -75,10 +75,18 @@ def parse_instant(value: str, what: str = "--now") -> datetime:
         # dateutil fills a missing year (and month, day) from today's date: refuse, so
         # that the same text always means the same instant
         raise UsageError(hint)
-    try:
-        from dateutil import parser  # slow import (~30 ms): only for non-ISO spellings
+    import warnings
 
-        return _to_utc(parser.parse(text, default=_DEFAULT))
+    from dateutil import parser  # slow import (~30 ms): only for non-ISO spellings
+
+    try:
+        with warnings.catch_warnings():
+            # a zone name dateutil does not know ("EST", "ZZ") would silently become UTC
+            warnings.simplefilter("error", parser.UnknownTimezoneWarning)
+            return _to_utc(parser.parse(text, default=_DEFAULT))
+    except parser.UnknownTimezoneWarning:
+        raise UsageError(f"{what} {value!r} names a time zone by abbreviation; use an offset such as "
+                         "-05:00 or Z, e.g. 2026-06-07T09:30:00-05:00") from None
     except OverflowError:
         raise UsageError(range_hint) from None
     except (ValueError, TypeError, parser.ParserError):

@@ -76,7 +76,7 @@ def run(
             raise UsageError("give either TEXT or --jsonl FILE, not both")
         with _gc_paused():
             drafts = _read_bulk(jsonl, max_chars)
-            _commit(e, drafts, known_all(e.layout), allow_past, json)
+            _commit(e, drafts, lambda: known_all(e.layout), allow_past, json)
         return
     if text is None or text == "-":
         text = read_stdin_text()
@@ -88,18 +88,30 @@ def run(
         "tier": tier, "keep": keep,
     }
     drafts = [validate({k: v for k, v in fields.items() if v is not None}, max_chars=max_chars, options=True)]
-    known = known_for(e.layout, [_id_of(drafts[0])], [drafts[0].key] if drafts[0].key else [])
-    _commit(e, drafts, known, allow_past, json)
+    keys = [drafts[0].key] if drafts[0].key else []
+    _commit(e, drafts, lambda: known_for(e.layout, [_id_of(drafts[0])], keys), allow_past, json)
 
 
 def _commit(e, drafts, known, allow_past: bool, json: bool) -> None:
-    """Plan the writes, append them (all or nothing), print the ids or records."""
+    """Plan the writes, append them (all or nothing), print the ids or records.
+
+    ``known()`` reads the log. If another writer appended between that read and taking
+    the store lock, the plan is made again under the lock, so two concurrent writes of
+    the same text or --key cannot both decide "add"."""
     from memstore.model import memory_to_dict
     from memstore.remember import plan
     from memstore.store import log as logstore
+    from memstore.store.fs import exclusive_lock
 
-    outcomes = plan(drafts, known, e.now, e.config)
-    logstore.append(e.layout, [o.event for o in outcomes if o.event is not None], e.now, allow_past=allow_past)
+    seen = logstore.read_head(e.layout).seq
+    outcomes = plan(drafts, known(), e.now, e.config)
+    if any(o.event is not None for o in outcomes):  # a skipped greeting creates nothing
+        e.layout.create()
+        with exclusive_lock(e.layout.lock_path):
+            if logstore.read_head(e.layout).seq != seen:
+                outcomes = plan(drafts, known(), e.now, e.config)
+            logstore.append(e.layout, [o.event for o in outcomes if o.event is not None], e.now,
+                            allow_past=allow_past)
     if json:
         emit_jsonl(_result(o, d.key, memory_to_dict) for o, d in zip(outcomes, drafts, strict=True))
         return
