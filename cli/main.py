@@ -6,6 +6,7 @@ Exit status: 0 success; 1 an error (or, for checking commands, a finding);
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 from typing import Annotated
@@ -18,7 +19,7 @@ from memstore.errors import MemstoreError
 from . import common
 from .commands import COMMANDS
 
-app = typer.Typer(
+_APP_SETTINGS = dict(
     name="memstore",
     help="Long-term memory for AI agents, kept in one directory of plain files.\n\n"
     "Remember cheaply, recall with hybrid search, and let consolidation, decay and "
@@ -38,7 +39,6 @@ def _version(value: bool) -> None:
         raise typer.Exit()
 
 
-@app.callback()
 def _root(
     store: Annotated[
         Path | None,
@@ -52,12 +52,44 @@ def _root(
     common.set_globals(store, quiet)
 
 
-for _name, _module in COMMANDS:
-    app.command(_name, help=_module.HELP, epilog=getattr(_module, "EPILOG", None),
-                short_help=_module.HELP.split("\n", 1)[0])(_module.run)
+def make_app(names: list[str] | None = None) -> typer.Typer:
+    """The Typer app with every command, or only the named ones (a faster start)."""
+    application = typer.Typer(**_APP_SETTINGS)
+    application.callback()(_root)
+    for name, module in COMMANDS:
+        if names is None or name in names:
+            application.command(name, help=module.HELP, epilog=getattr(module, "EPILOG", None),
+                                short_help=" ".join(module.HELP.split("\n\n", 1)[0].split()))(module.run)
+    return application
 
 
-_COMMAND = None
+app = make_app()  # the whole tree: --help, shell completion, man page generation
+_NAMES = {name for name, _module in COMMANDS}
+_BUILT: dict[str | None, object] = {}
+
+
+def _subcommand(argv: list[str]) -> str | None:
+    """The subcommand an argv names, skipping the global options before it."""
+    args = iter(argv)
+    for arg in args:
+        if arg == "--store":
+            next(args, None)
+        elif arg.startswith("-"):
+            if arg in ("-h", "--help", "--version", "--install-completion", "--show-completion"):
+                return None
+        else:
+            return arg if arg in _NAMES else None
+    return None
+
+
+def _command(argv: list[str]):
+    """The click command for this argv, built once per process and subcommand: building
+    the whole tree costs ~20 ms that a single `remember` does not need."""
+    name = _subcommand(argv)
+    if name not in _BUILT:
+        source = app if name is None else make_app([name])
+        _BUILT[name] = _plain_metavars(typer.main.get_command(source))
+    return _BUILT[name]
 
 
 def invoke(argv: list[str]) -> int:
@@ -66,10 +98,26 @@ def invoke(argv: list[str]) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    global _COMMAND
-    if _COMMAND is None:  # building the click command tree is costly: once per process
-        _COMMAND = typer.main.get_command(app)
-    command = _COMMAND
+    # private data: whatever gets created, by memstore or by a library it calls (Tantivy and
+    # USearch create their files 0644), is 0600 / 0700. Restored for in-process callers.
+    umask = os.umask(0o077)
+    try:
+        return _main(argv)
+    finally:
+        os.umask(umask)
+
+
+def _plain_metavars(root):
+    """Show --kind KIND, not Typer's --kind <str>: name every value after its option."""
+    for command in [root, *getattr(root, "commands", {}).values()]:
+        for param in command.params:
+            if param.metavar is None and not getattr(param, "is_flag", False):
+                param.metavar = param.name.upper().rstrip("_")
+    return root
+
+
+def _main(argv: list[str] | None) -> int:
+    command = _command(sys.argv[1:] if argv is None else argv)
     try:
         rc = command.main(args=argv, prog_name="memstore", standalone_mode=False)
     except MemstoreError as exc:

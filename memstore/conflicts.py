@@ -72,6 +72,19 @@ def single_valued(old: Memory, new: Memory, config) -> bool:
             and normalize_text(old.text) != normalize_text(new.text))
 
 
+def _tokens(text: str) -> set[str]:
+    from .index.text import cjk_tokens, latin_text
+
+    return set(latin_text(text).split()) | set(cjk_tokens(text))
+
+
+def value_swap(old: str, new: str) -> bool:
+    """Each text has words the other lacks: a value was replaced ("英語で" -> "日本語で"),
+    not merely restated or extended ("I like tea" -> "I really like tea")."""
+    a, b = _tokens(old), _tokens(new)
+    return bool(a - b) and bool(b - a)
+
+
 def settled(a: Memory, b: Memory) -> bool:
     """The pair already has an open conflict, or a person ruled on it."""
     return b.id in a.conflicts_with or b.id in a.reconciled_with

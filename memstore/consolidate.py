@@ -20,7 +20,14 @@ abstractions whose every source was superseded or forgotten are retired with the
 
 from __future__ import annotations
 
-from .conflicts import conflict_events, contradiction, policy_conflicts, settled, single_valued
+from .conflicts import (
+    conflict_events,
+    contradiction,
+    policy_conflicts,
+    settled,
+    single_valued,
+    value_swap,
+)
 from .lifecycle_ops import RETIRED, apply
 from .model import AXES, Memory, normalize_text
 from .salience import composite
@@ -65,7 +72,7 @@ def decide(old: Memory, new: Memory, cosine: float, lower: float, upper: float, 
     rule = contradiction(old.text, new.text)
     if cosine >= lower and rule:
         return CONFLICT, rule
-    if cosine >= upper:
+    if cosine >= upper and not (single_valued(old, new, config) and value_swap(old.text, new.text)):
         return REINFORCE, "near-duplicate"
     if single_valued(old, new, config):
         return CONFLICT, "value"  # a second preference on one subject replaces the first

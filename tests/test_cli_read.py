@@ -111,7 +111,7 @@ def test_log_json_is_the_log_itself(ms, populated):
 
 @pytest.mark.parametrize("args,err", [
     (["--since", "garbage"], "Error: --since 'garbage' is not a date/time; use ISO 8601, e.g. 2026-06-07T09:30:00Z\n"),
-    (["--limit", "0"], "Error: Invalid value for '--limit': Input should be greater than or equal to 1\n"),
+    (["--limit", "0"], "Error: Invalid value for '--limit': 0 is not in the range x>=1.\n"),
 ])
 def test_log_bad_options(ms, populated, args, err):
     before = store_digest(populated)

@@ -323,7 +323,7 @@ def test_text_and_jsonl_together(ms, seeded, tmp_path):
 
 
 def test_unknown_option_is_a_usage_error(ms, seeded):
-    fails(ms, seeded, "remember", "x", "--bogus", rc=2, err="Error: No such option: --bogus\n")
+    fails(ms, seeded, "remember", "x", "--bogus", rc=2, err="Error: No such option '--bogus'.\n")
 
 
 def test_store_is_a_file(ms, tmp_path, cli):

@@ -65,6 +65,9 @@ def run(
         hi = format_ts(parse_instant(stop_after, "--until"))
         steps = [s for s in steps if s.now < hi]
     store = str(store_dir())
+    from memstore.store.open import remember_states
+
+    remember_states()  # one process opens the store thousands of times: fold only what is new
     checkpoints: list[dict] = []
     counts: dict[str, int] = {}
     started = time.perf_counter()

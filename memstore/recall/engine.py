@@ -107,6 +107,8 @@ def recall(req: Request, ix, *, now: str, config) -> dict:
     # only the best-fused candidates are worth fetching and scoring
     pool = sorted(fused, key=lambda s: (-fused[s], s))[: max(60, req.k * 6)]
     records = ix.records.by_seqs(pool)
+    # an original ranks under its abstraction only while that abstraction still holds
+    abstractions = ix.records.get(sorted({m.abstracted_by for m in records.values() if m.abstracted_by}))
     scored: dict[int, float] = {}
     why: dict[int, dict] = {}
     for seq in pool:
@@ -117,7 +119,8 @@ def recall(req: Request, ix, *, now: str, config) -> dict:
         eff = effective(m, now, config)
         sal_factor = 1.0 - rc["salience_weight"] + rc["salience_weight"] * eff
         status_factor = DEMOTED.get(m.status, 1.0) if req.as_of is None else 1.0
-        if m.abstracted_by and req.as_of is None:
+        held = abstractions.get(m.abstracted_by) if m.abstracted_by else None
+        if held is not None and held.status == "active" and req.as_of is None:
             status_factor *= ABSTRACTED  # recall prefers the abstraction; the original stays evidence
         scored[seq] = base * sal_factor * status_factor
         if req.explain:

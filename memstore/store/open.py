@@ -1,16 +1,63 @@
-"""Open a store's state: the newest usable snapshot plus the log tail after it."""
+"""Open a store's state: the newest usable snapshot plus the log tail after it.
+
+A long-lived process that opens the same store many times (``memstore replay``)
+can ``remember_states()``: the last state folded is then kept with the log position
+it reflects, and the next open folds only the events after it.
+"""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from ..state import State, fold
 from .layout import Layout
-from .log import LogReader, read_head
+from .log import LogReader, position_after, read_head
 from .snapshot import read_snapshot, snapshot_files
+
+_MEMO: dict[Path, tuple[State, tuple[str, int]]] = {}
+_ENABLED = [False]
+
+
+def remember_states(on: bool = True) -> None:
+    """Keep folded states between opens in this process (off by default)."""
+    _ENABLED[0] = on
+    _MEMO.clear()
+
+
+def _from_memo(layout: Layout, reader: LogReader) -> State | None:
+    memo = _MEMO.get(layout.root)
+    if memo is None:
+        return None
+    state, start = memo
+    path = layout.log_dir / start[0]
+    try:
+        if path.stat().st_size < start[1]:
+            return None  # the log is not the one we read: start over
+    except FileNotFoundError:
+        return None
+    events = reader.events(after_seq=state.seq, start=start)
+    first = next(events, None)
+    if first is None:
+        return state if read_head(layout).seq == state.seq else None
+    if first["seq"] != state.seq + 1:
+        return None
+    return fold(events, fold([first], state))
 
 
 def load_state(layout: Layout, *, use_snapshots: bool = True) -> tuple[State, LogReader]:
     layout.check_readable()
+    position = position_after(layout)  # taken first: events appended meanwhile are read next time
     reader = LogReader(layout)
+    state = _from_memo(layout, reader) if use_snapshots and _ENABLED[0] else None
+    if state is None:
+        reader = LogReader(layout)
+        state = _load(layout, reader, use_snapshots)
+    if _ENABLED[0] and position is not None and state.seq:
+        _MEMO[layout.root] = (state, position)
+    return state, reader
+
+
+def _load(layout: Layout, reader: LogReader, use_snapshots: bool) -> State:
     base, start = State(), None
     if use_snapshots:
         head = read_head(layout)
@@ -28,8 +75,8 @@ def load_state(layout: Layout, *, use_snapshots: bool = True) -> tuple[State, Lo
         first = next(events, None)
         if first is not None and first["seq"] != base.seq + 1:
             # the recorded position does not line up with the log: read it all
-            reader = LogReader(layout)
+            reader.problems.clear()
             events = reader.events(after_seq=base.seq)
         elif first is not None:
             base = fold([first], base)
-    return fold(events, base), reader
+    return fold(events, base)
