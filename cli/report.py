@@ -54,7 +54,18 @@ def run_stage(name: str, stage, *, now: str | None, json: bool, dry_run: bool, e
         inner = make_embedder(e.config)  # cached: a nightly job must not re-embed old texts
         kw["embedder"] = CachedEmbedder(inner, EmbeddingCache(cache_dir(), inner.name, inner.dim))
     events = stage(state, now=e.now, config=e.config, **kw)
-    seqs = [] if dry_run else logstore.append(e.layout, events, e.now)
+    seqs = []
+    if not dry_run and events:
+        from memstore.store.fs import exclusive_lock
+
+        # decide-then-append must not race another writer: under the store lock, if the log
+        # moved since the state was read (another consolidate, a remember), decide again on
+        # the new state. Two concurrent runs at the same --now append what one run would.
+        with exclusive_lock(e.layout.lock_path):
+            if logstore.read_head(e.layout).seq != state.seq:
+                state, _reader = load_state(e.layout)
+                events = stage(state, now=e.now, config=e.config, **kw)
+            seqs = logstore.append(e.layout, events, e.now)
     stamped = [{**ev, "at": e.now, "seq": seq} for ev, seq in zip(events, seqs, strict=True)] if seqs else events
     counts: dict[str, int] = {}
     for ev in events:

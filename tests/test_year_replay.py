@@ -17,7 +17,6 @@ import shutil
 from pathlib import Path
 
 import pytest
-
 from memstore_cli.main import main
 
 YEAR = Path(__file__).resolve().parent.parent / "fixtures" / "year-2026"

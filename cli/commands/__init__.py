@@ -8,6 +8,7 @@ from . import (
     distill,
     export,
     forget,
+    import_,
     index,
     init,
     judge,
@@ -19,9 +20,9 @@ from . import (
     show,
     snapshot,
     stats,
+    verify,
 )
 from . import eval as eval_
-from . import import_
 
 COMMANDS = [
     ("init", init),
@@ -43,5 +44,6 @@ COMMANDS = [
     ("export", export),
     ("import", import_),
     ("snapshot", snapshot),
+    ("verify", verify),
     ("config", config),
 ]

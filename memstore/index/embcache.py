@@ -13,7 +13,6 @@ from pathlib import Path
 
 from ..store.fs import FILE_MODE, ensure_dir
 
-
 _LOADED: dict[Path, tuple[int, dict]] = {}  # path -> (bytes read, entries): one read per process
 
 

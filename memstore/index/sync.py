@@ -15,9 +15,10 @@ from pathlib import Path
 
 from .. import __version__
 from ..embed import make_embedder
+from ..errors import StoreError
 from ..events import touched_ids
 from ..state import State, fold
-from ..store.fs import ensure_dir, exclusive_lock
+from ..store.fs import ensure_dir, exclusive_lock, os_error
 from ..store.layout import Layout
 from ..store.log import LogReader, read_head
 from . import lexical, records, vectors
@@ -58,14 +59,47 @@ def _watermarks(layout: Layout, embedder) -> dict[str, int]:
     for name, path in _paths(layout).items():
         manifest = read_manifest(_manifest_path(name, path))
         expected = _expected(name, embedder)
-        if manifest is None or any(manifest.get(k) != v for k, v in expected.items()):
+        if (not isinstance(manifest, dict) or any(manifest.get(k) != v for k, v in expected.items())
+                or type(manifest.get("watermark")) is not int or manifest["watermark"] > read_head(layout).seq):
             _remove(path)
             if name == "vectors":
                 _manifest_path(name, path).unlink(missing_ok=True)
-            marks[name] = 0  # missing, other format or other embedder: rebuild from the log
+            marks[name] = 0  # missing, damaged, other format or embedder, ahead of the log: rebuild
         else:
             marks[name] = manifest["watermark"]
     return marks
+
+
+def _counts_differ(layout: Layout, rec, lex, vec) -> bool:
+    """Whether any index holds another number of documents than its manifest says."""
+    have = {"records": rec.count(), "lexical": lex.count(), "vectors": len(vec)}
+    for name, path in _paths(layout).items():
+        manifest = read_manifest(_manifest_path(name, path))
+        if isinstance(manifest, dict) and manifest.get("count", have[name]) != have[name]:
+            return True
+    return False
+
+
+class _Rebuild(Exception):
+    pass
+
+
+def _open(paths: dict[str, Path], embedder):
+    return (records.RecordIndex(paths["records"]), lexical.LexicalIndex(paths["lexical"]),
+            vectors.VectorIndex(paths["vectors"], embedder.dim))
+
+
+def _clear(paths: dict[str, Path]) -> None:
+    for name, path in paths.items():
+        _remove(path)
+        _manifest_path(name, path).unlink(missing_ok=True)
+
+
+def _failed(layout: Layout, exc: Exception) -> StoreError:
+    if isinstance(exc, OSError):
+        return os_error(exc, layout.index_dir, "update the indexes in")
+    return StoreError(f"cannot update the indexes in {layout.index_dir}: {exc}; "
+                      "free some space or check the directory, then run `memstore reindex`")
 
 
 def _remove(path: Path) -> None:
@@ -83,21 +117,30 @@ def open_indexes(layout: Layout, config, cache_dir: Path | None, *, progress=Non
     paths = _paths(layout)
     with exclusive_lock(layout.index_dir / ".lock"):
         if rebuild:
-            for name, path in paths.items():
-                _remove(path)
-                _manifest_path(name, path).unlink(missing_ok=True)
+            _clear(paths)
         marks = _watermarks(layout, embedder)
         if len(set(marks.values())) > 1:  # out of step (a crash, a deleted index): rebuild all
-            for name, path in paths.items():
-                _remove(path)
-                _manifest_path(name, path).unlink(missing_ok=True)
+            _clear(paths)
             marks = dict.fromkeys(marks, 0)
-        rec = records.RecordIndex(paths["records"])
-        lex = lexical.LexicalIndex(paths["lexical"])
-        vec = vectors.VectorIndex(paths["vectors"], embedder.dim)
         cache = EmbeddingCache(cache_dir, embedder.name, embedder.dim)
         mark = marks["records"]
-        applied = _catch_up(layout, mark, rec, lex, vec, embedder, cache, progress)
+        try:
+            rec, lex, vec = _open(paths, embedder)
+            if mark and _counts_differ(layout, rec, lex, vec):
+                # a crash after an index commit but before its manifest: the documents already
+                # hold events past the watermark, and catching up again would add them twice
+                raise _Rebuild
+            applied = _catch_up(layout, mark, rec, lex, vec, embedder, cache, progress)
+        except (_Rebuild, OSError, ValueError, RuntimeError):
+            # derived files a crash left half-written (a Tantivy segment file that exists
+            # already, a truncated vector file): they are a cache, so build them again, once
+            _clear(paths)
+            mark = 0
+            try:
+                rec, lex, vec = _open(paths, embedder)
+                applied = _catch_up(layout, mark, rec, lex, vec, embedder, cache, progress)
+            except (OSError, ValueError, RuntimeError) as again:
+                raise _failed(layout, again) from None
         if applied:
             mark = applied
             for name, path in paths.items():

@@ -5,6 +5,8 @@ from __future__ import annotations
 import errno
 import fcntl
 import os
+import threading
+import time
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -71,19 +73,52 @@ def fsync_dir(path: Path) -> None:
         os.close(fd)
 
 
+_held = threading.local()  # lock paths this thread holds: taking one again is a no-op
+
+
 @contextmanager
-def exclusive_lock(lock_path: Path, blocking: bool = True):
-    """flock on STORE/.lock: writers serialise here; readers never take it."""
+def exclusive_lock(lock_path: Path, blocking: bool = True, wait: float | None = None):
+    """flock on STORE/.lock: writers serialise here; readers never take it.
+
+    A blocking take is re-entrant within a thread (it would otherwise wait for itself), so
+    a read-decide-append sequence (consolidate) can hold the lock around ``log.append``,
+    which takes it too. A non-blocking try still reports a held lock as held. ``wait``
+    bounds a blocking take to about that many seconds (then yields False)."""
+    held = _held.__dict__.setdefault("paths", set())
+    key = os.path.abspath(lock_path)
+    if blocking and key in held:
+        yield True
+        return
     try:
         fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, FILE_MODE)
     except OSError as exc:
         raise os_error(exc, lock_path, "open the lock") from None
     try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | (0 if blocking else fcntl.LOCK_NB))
-        except BlockingIOError:
+        if not _flock(fd, blocking, wait):
             yield False
             return
-        yield True
+        held.add(key)
+        try:
+            yield True
+        finally:
+            held.discard(key)
     finally:
         os.close(fd)  # closing releases the flock
+
+
+def _flock(fd: int, blocking: bool, wait: float | None) -> bool:
+    if blocking and wait is None:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        return True
+    tries = 1 if not blocking else max(1, int(wait / _POLL) + 1)
+    for n in range(tries):
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return True
+        except BlockingIOError:
+            if n + 1 < tries:
+                time.sleep(_POLL)
+    return False
+
+
+_POLL = 0.02

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import StoreError
-from .fs import ensure_dir
+from .fs import ensure_dir, os_error
 
 
 @dataclass(frozen=True)
@@ -47,6 +47,12 @@ class Layout:
     def check_readable(self) -> None:
         if self.root.exists() and not self.root.is_dir():
             raise StoreError(f"store {self.root} is a file, not a directory; choose another --store")
+        for parent in self.root.parents:  # the nearest existing ancestor must be a directory too
+            if parent.exists():
+                if not parent.is_dir():
+                    raise StoreError(f"store {self.root} is under {parent}, a file, not a directory; "
+                                     "choose another --store")
+                break
 
     def create(self) -> None:
         """Create the store's directories (0700); idempotent."""
@@ -59,5 +65,7 @@ class Layout:
             return self.config_path.read_text(encoding="utf-8")
         except FileNotFoundError:
             return None
-        except (OSError, UnicodeDecodeError) as exc:
+        except UnicodeDecodeError as exc:
             raise StoreError(f"cannot read {self.config_path}: {exc}") from None
+        except OSError as exc:
+            raise os_error(exc, self.config_path, "read") from None

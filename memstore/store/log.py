@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..codec import JSONDecodeError, dumps_line, loads
-from ..errors import NonMonotonicTime
+from ..errors import NonMonotonicTime, StoreError
 from .fs import FILE_MODE, ensure_dir, exclusive_lock, fsync_dir, os_error
 from .layout import Layout
 
@@ -110,28 +110,53 @@ def _last_event(path: Path) -> dict | None:
     return None
 
 
-def _quarantine(layout: Layout, torn: tuple[Path, int, int]) -> None:
+def _quarantine(layout: Layout, torn: tuple[Path, int, int]) -> Path:
+    """Move a torn fragment (never a complete line) to log/quarantine/; return where it went.
+    Caller holds the store lock. An earlier fragment from the same offset is kept, not replaced."""
     path, offset, length = torn
     ensure_dir(layout.quarantine_dir)
     with open(path, "rb") as fh:
         fh.seek(offset)
         fragment = fh.read(length)
     target = layout.quarantine_dir / f"{path.stem}.{offset}.torn"
-    fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, FILE_MODE)
+    n = 1
+    while target.exists():
+        target = layout.quarantine_dir / f"{path.stem}.{offset}.{n}.torn"
+        n += 1
+    fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, FILE_MODE)
     try:
-        os.write(fd, fragment)
+        view = memoryview(fragment)
+        while view:
+            view = view[os.write(fd, view):]
         os.fsync(fd)
     finally:
         os.close(fd)
-    os.truncate(path, offset)
+    fsync_dir(layout.quarantine_dir)
+    fd = os.open(path, os.O_WRONLY)
+    try:
+        os.ftruncate(fd, offset)
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    return target
 
 
-def append(layout: Layout, events: list[dict], now: str, *, allow_past: bool = False) -> list[int]:
-    """Append events (without seq) stamped at ``now``; return their seqs. All or nothing."""
+class StoreBusy(StoreError):
+    """The store lock was not free within the wait a caller allowed (best-effort writes)."""
+
+
+def append(layout: Layout, events: list[dict], now: str, *, allow_past: bool = False,
+           lock_wait: float | None = None) -> list[int]:
+    """Append events (without seq) stamped at ``now``; return their seqs. All or nothing.
+
+    ``lock_wait``: give up with StoreBusy after about that many seconds instead of waiting
+    for the writer holding the lock (for best-effort records such as recall usage)."""
     if not events:
         return []
     layout.create()
-    with exclusive_lock(layout.lock_path):
+    with exclusive_lock(layout.lock_path, wait=lock_wait) as held:
+        if not held:
+            raise StoreBusy(f"the store {layout.root} is busy (another writer holds its lock)")
         head = read_head(layout)
         if head.at is not None and now < head.at and not allow_past:
             raise NonMonotonicTime(

@@ -1,0 +1,386 @@
+"""The man pages: no drift from the command tree, nothing undocumented, clean roff,
+and only the release date.
+
+The generator is man/gen.py (run it to update the pages); these tests run it
+in-process. Rendering is checked with groff when it is installed, else mandoc,
+else only with the macro lint below (which always runs).
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import importlib.util
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+MAN = ROOT / "man"
+
+
+def _load_gen():
+    spec = importlib.util.spec_from_file_location("memstore_man_gen", MAN / "gen.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up here
+    spec.loader.exec_module(module)
+    return module
+
+
+gen = _load_gen()
+PAGES = sorted(p for p in MAN.iterdir() if re.fullmatch(r"memstore(-[a-z-]+)?\.[1-8]", p.name))
+
+
+@pytest.fixture(scope="module")
+def tree():
+    root, root_ctx, registry = gen.load_cli()
+    return root, root_ctx, registry, gen.flatten(gen.walk(root, root_ctx, registry))
+
+
+def page(name: str) -> str:
+    return (MAN / name).read_text(encoding="utf-8")
+
+
+def section(text: str, name: str) -> str:
+    """The roff of one .SH section (up to the next .SH)."""
+    m = re.search(rf"^\.SH {re.escape(name)}\n(.*?)(?=^\.SH |\Z)", text, re.S | re.M)
+    assert m, f"no .SH {name}"
+    return m.group(1)
+
+
+# --------------------------------------------------------------------------- (a) drift
+
+def test_pages_match_the_command_tree():
+    problems = gen.check()
+    assert problems == [], "man pages drifted; run `python man/gen.py`:\n" + "\n".join(problems)
+
+
+def test_check_reports_changed_missing_and_stale_pages(tmp_path, monkeypatch, capsys):
+    copy = tmp_path / "man"
+    shutil.copytree(MAN, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    monkeypatch.setattr(gen, "HERE", copy)
+    assert gen.check() == []
+    (copy / "memstore-recall.1").write_text(page("memstore-recall.1").replace("best first", "worst first"))
+    (copy / "memstore-init.1").unlink()
+    (copy / "memstore-gone.1").write_text(gen.GENERATED + "\n")
+    text = (copy / "memstore.5").read_text()
+    (copy / "memstore.5").write_text(text.replace("memory.short_ttl_days\\fR = 14.0", "memory.short_ttl_days\\fR = 7"))
+    assert gen.main(["--check"]) == 1
+    out = capsys.readouterr().out
+    for name in ("memstore-recall.1: differs", "memstore-init.1: missing", "memstore-gone.1: no such command",
+                 "memstore.5: differs"):
+        assert name in out
+    gen.main([])
+    assert gen.check() == []
+    assert not (copy / "memstore-gone.1").exists()
+
+
+def test_output_ignores_the_clock_terminal_and_environment(tmp_path):
+    env = {**os.environ, "COLUMNS": "37", "TERM": "dumb", "LANG": "C", "TZ": "Asia/Tokyo",
+           "MEMSTORE_NOW": "2001-02-03T04:05:06Z", "MEMSTORE_DIR": str(tmp_path), "NO_COLOR": "1",
+           "SOURCE_DATE_EPOCH": "0"}
+    r = subprocess.run([sys.executable, str(MAN / "gen.py"), "--check"], env=env, capture_output=True,
+                       text=True, cwd=tmp_path, timeout=120)
+    assert (r.returncode, r.stdout) == (0, ""), r.stdout + r.stderr
+    source = (MAN / "gen.py").read_text()
+    for clock in ("datetime.now", "date.today", "time.time", "localtime", "utcnow"):
+        assert clock not in source
+
+
+# --------------------------------------------------------------------------- (b) coverage
+
+def test_every_command_has_a_complete_page(tree):
+    _root, _ctx, _registry, cmds = tree
+    assert cmds, "no commands found"
+    listed = {p.name for p in MAN.glob("memstore-*.1")}
+    assert listed == {c.page + ".1" for c in cmds}
+    for c in cmds:
+        text = page(c.page + ".1")
+        for name in ("NAME", "SYNOPSIS", "DESCRIPTION", "EXIT STATUS", "SEE ALSO"):
+            assert f"\n.SH {name}\n" in text, f"{c.page}.1 lacks {name}"
+        if c.children:
+            for child in c.children:
+                assert child.page in section(text, "COMMANDS").replace("\\-", "-")
+            continue
+        assert "\n.SH OPTIONS\n" in text, f"{c.page}.1 lacks OPTIONS"
+        examples = section(text, "EXAMPLES")  # every command shows how it is used
+        assert re.search(r"^memstore .*\b" + re.escape(gen.esc(c.path[-1])) + r"\b", examples, re.M), \
+            f"{c.page}.1 has no example of {c.words}"
+
+
+def test_every_option_and_argument_is_documented(tree):
+    _root, _ctx, _registry, cmds = tree
+    for c in cmds:
+        text = page(c.page + ".1")
+        synopsis, options = section(text, "SYNOPSIS"), section(text, "OPTIONS") if not c.children else ""
+        for p in gen.visible_params(c):
+            if gen.is_option(p):
+                for opt in [*p.opts, *getattr(p, "secondary_opts", [])]:
+                    assert f"\\fB{gen.esc(opt)}\\fR" in options, f"{c.words}: {opt} is not in OPTIONS"
+                long = next((o for o in p.opts if o.startswith("--")), p.opts[0])
+                if p.name not in _action_only(c):
+                    assert gen.esc(long) in synopsis, f"{c.words}: {long} is not in SYNOPSIS"
+                if p.help:
+                    first = gen.prose_lines([p.help.strip().split("\n")[0]])[0][:30]
+                    assert first in options, f"{c.words}: the help of {long} is not in OPTIONS"
+            else:
+                words = gen.action_words(p)
+                arguments = section(text, "ARGUMENTS")
+                for w in words or [gen.arg_metavar(p)]:
+                    assert gen.esc(w) in arguments, f"{c.words}: argument {w} is not in ARGUMENTS"
+                    assert gen.esc(w) in synopsis, f"{c.words}: argument {w} is not in SYNOPSIS"
+
+
+def _action_only(c) -> set[str]:
+    opts = [p for p in gen.visible_params(c) if gen.is_option(p)]
+    words = [w for p in gen.visible_params(c) if not gen.is_option(p) for w in gen.action_words(p) or ()]
+    return {n for w in words for n in gen._action_options(c, w, opts)}
+
+
+def test_conflicts_resolve_is_documented():
+    text = page("memstore-conflicts.1")
+    synopsis = section(text, "SYNOPSIS")
+    assert "\\fBconflicts\\fR \\fBresolve\\fR" in synopsis
+    assert "\\fB\\-\\-keep\\fR\\ \\fInew|old|both|dismiss\\fR" in synopsis
+    assert "\n.SS RESOLVE\n" in section(text, "DESCRIPTION")
+
+
+def test_judge_documents_exit_status_3():
+    status = section(page("memstore-judge.1"), "EXIT STATUS")
+    assert ".B 3\nNo policy applies" in status
+    assert ".B 3\n" not in section(page("memstore-recall.1"), "EXIT STATUS")
+    for code in ("0", "1", "2"):
+        assert f".B {code}\n" in status
+
+
+def test_memstore_1_has_the_overview(tree):
+    root, root_ctx, _registry, cmds = tree
+    text = page("memstore.1")
+    for name in ("NAME", "SYNOPSIS", "DESCRIPTION", "GLOBAL OPTIONS", "COMMANDS", "TIME", "FILES",
+                 "ENVIRONMENT", "EXIT STATUS", "EXAMPLES", "SEE ALSO"):
+        assert f"\n.SH {name}\n" in text, f"memstore.1 lacks {name}"
+    gopts = section(text, "GLOBAL OPTIONS")
+    for p in gen.visible_params(gen.Cmd((), root, root_ctx)):
+        for opt in p.opts:
+            assert f"\\fB{gen.esc(opt)}\\fR" in gopts
+    commands, see_also = section(text, "COMMANDS"), section(text, "SEE ALSO")
+    for c in cmds:
+        assert f".BR {gen.esc(c.page)} (1)" in commands
+        assert f".BR {gen.esc(c.page)} (1)" in see_also
+    env = section(text, "ENVIRONMENT")
+    declared = {p.envvar for c in cmds for p in gen.visible_params(c) if getattr(p, "envvar", None)}
+    declared |= {p.envvar for p in gen.visible_params(gen.Cmd((), root, root_ctx)) if getattr(p, "envvar", None)}
+    for var in declared | {"MEMSTORE_DIR", "MEMSTORE_NOW", "MEMSTORE_CACHE_DIR", "XDG_DATA_HOME",
+                           "XDG_CACHE_HOME", "NO_COLOR"}:
+        assert f".B {var}\n" in env, f"ENVIRONMENT lacks {var}"
+    time = section(text, "TIME")
+    for needle in ("UTC", "ISO 8601", "python\\-dateutil", "MEMSTORE_NOW", "allow\\-past", "Seconds"):
+        assert needle in time
+    crontab = section(text, "EXAMPLES")
+    for line in (r"0    3  *   *   *    memstore \-\-quiet consolidate",
+                 r"30   3  *   *   *    memstore \-\-quiet index",
+                 r"0    4  *   *   0    memstore \-\-quiet distill",
+                 r"memstore \-\-quiet snapshot"):
+        assert line in crontab
+
+
+def test_memstore_5_documents_every_op_field_and_setting():
+    from memstore.config import DEFAULTS
+    from memstore.model import MEMORY_FIELDS
+    from memstore.state import APPLY
+
+    text = page("memstore.5")
+    events = section(text, "EVENTS")
+    for op in APPLY:
+        assert f"\n.SS {op}\n" in events, f"memstore.5 does not describe the op {op}"
+        assert f'"op":"{op}"' in events, f"memstore.5 has no example line of the op {op}"
+    fields = section(text, "RECORD FIELDS")
+    for name in MEMORY_FIELDS:
+        assert f".B {gen.esc(name)}\n" in fields
+    settings = section(text, "SETTINGS")
+    for sec, values in DEFAULTS.items():
+        for key in values:
+            assert gen.esc(f"{sec}.{key}") in settings
+    for name in ("THE STORE", "THE EVENT LOG", "SNAPSHOTS", "INDEXES", "EMBEDDING CACHE", "PERMISSIONS"):
+        assert f"\n.SH {name}\n" in text
+    for path in ("memstore.toml", "log/YYYY\\-MM.jsonl", "log/quarantine/", "state\\-SEQ.parquet",
+                 "index/lexical/", "index/records/", "vectors.usearch", "vectors.json", "index/.lock",
+                 ".lock", "brief/", "0700", "0600"):
+        assert path in text, path
+
+
+def test_example_event_lines_are_valid_canonical_json():
+    """Each folded example joins back into one canonical log line."""
+    from memstore.codec import dumps, loads
+
+    events = section(page("memstore.5"), "EVENTS")
+    blocks = re.findall(r"^\.nf\n(.*?)^\.fi", events, re.S | re.M)
+    assert len(blocks) >= 12
+    for block in blocks:
+        raw = "".join(ln[2:] if ln.startswith("  ") else ln for ln in block.splitlines())
+        raw = raw.replace("\\-", "-")
+        event = loads(raw)
+        assert dumps(event).decode() == raw, "not in canonical form"
+        assert {"seq", "op", "at"} <= set(event)
+
+
+def test_generator_covers_groups_with_subcommands():
+    import typer
+
+    app = typer.Typer(help="Test app.", rich_markup_mode=None)
+    group = typer.Typer(help="Work with conflicts.\n\nThe listing.")
+
+    @group.command("resolve", help="Resolve one conflict.\n\nRecord a decision.",
+                   epilog="\b\nExamples:\n  memstore conflicts resolve c1 --keep new")
+    def _resolve(cid: str, keep: str = typer.Option(..., "--keep", help="new or old.")) -> None:
+        pass
+
+    @group.command("list", help="List them.")
+    def _list() -> None:
+        pass
+
+    app.add_typer(group, name="conflicts")
+
+    @app.command("stats", help="Show counts.")
+    def _stats() -> None:
+        pass
+
+    root = typer.main.get_command(app)
+    ctx = gen.context(root, "memstore", None)
+    cmds = gen.flatten(gen.walk(root, ctx, []))
+    by_page = {c.page: c for c in cmds}
+    assert sorted(by_page) == ["memstore-conflicts", "memstore-conflicts-list",
+                               "memstore-conflicts-resolve", "memstore-stats"]
+    parent = gen.render_command(by_page["memstore-conflicts"], cmds, "0.1.0", "2026-11-29")
+    assert ".BR memstore\\-conflicts\\-resolve (1)" in section(parent, "COMMANDS")
+    child = gen.render_command(by_page["memstore-conflicts-resolve"], cmds, "0.1.0", "2026-11-29")
+    assert "\\fBconflicts\\fR \\fBresolve\\fR" in section(child, "SYNOPSIS")
+    assert "\\fB\\-\\-keep\\fR \\fIKEEP\\fR" in section(child, "OPTIONS")
+    assert "memstore conflicts resolve c1 \\-\\-keep new" in section(child, "EXAMPLES")
+    assert ".BR memstore\\-conflicts (1)" in section(child, "SEE ALSO")
+    assert lint(parent) == [] and lint(child) == []
+
+
+def test_cross_references_name_existing_pages():
+    for path in PAGES:
+        for name, sec in re.findall(r"^\.BR (memstore(?:\\-[a-z]+)*) \(([1-8])\)", path.read_text(encoding="utf-8"), re.M):
+            target = MAN / f"{name.replace(chr(92) + '-', '-')}.{sec}"
+            assert target.exists(), f"{path.name} refers to {target.name}, which does not exist"
+
+
+# --------------------------------------------------------------------------- (c) rendering
+
+MACROS = {
+    "TH", "SH", "SS", "PP", "LP", "P", "TP", "TQ", "IP", "HP", "RS", "RE", "B", "I", "BR", "BI", "IB",
+    "IR", "RB", "RI", "SB", "SM", "EX", "EE", "UR", "UE", "MT", "ME", "SY", "YS", "OP", "PD",
+    "nf", "fi", "br", "sp", "ad", "na", "nh", "hy", "in", "ti", "ft", "ne", "ce", "TS", "TE", "T&",
+}
+_ESCAPE = re.compile(r"\\(.)")
+_ESCAPE_OK = set("e-&([f%c\" |^0~.\\*")
+
+
+def lint(text: str) -> list[str]:
+    """Problems a reader would see: unknown macros, unbalanced blocks, bad escapes."""
+    problems: list[str] = []
+    lines = text.splitlines()
+    depth = {"RS": 0, "nf": 0, "TS": 0}
+    first = next((ln for ln in lines if ln.strip() and not ln.startswith(('.\\"', "'\\\""))), "")
+    if not first.startswith(".TH "):
+        problems.append("the first request is not .TH")
+    if not re.search(r"^\.SH NAME\n", text, re.M):
+        problems.append("no .SH NAME")
+    in_table = False
+    for n, line in enumerate(lines, 1):
+        if line.startswith(('.\\"', "'\\\"")) or line == ".":
+            continue
+        if in_table:
+            if line.startswith(".TE"):
+                in_table, depth["TS"] = False, depth["TS"] - 1
+            continue
+        if line.startswith((".", "'")):
+            macro = line[1:].split(" ", 1)[0]
+            if macro not in MACROS:
+                problems.append(f"line {n}: unknown macro .{macro}")
+            if macro == "TS":
+                in_table, depth["TS"] = True, depth["TS"] + 1
+            elif macro == "RS":
+                depth["RS"] += 1
+            elif macro == "RE":
+                depth["RS"] -= 1
+                if depth["RS"] < 0:
+                    problems.append(f"line {n}: .RE without .RS")
+            elif macro == "nf":
+                depth["nf"] += 1
+            elif macro == "fi":
+                depth["nf"] -= 1
+            if macro == "TH" and len(re.findall(r'"[^"]*"|\S+', line)) < 4:
+                problems.append(f"line {n}: .TH needs a title, a section and a date")
+        elif line.startswith(" ") and depth["nf"] == 0:
+            problems.append(f"line {n}: leading space in filled text")
+        elif not line.strip() and depth["nf"] == 0:
+            problems.append(f"line {n}: blank line (use .PP)")
+        for m in _ESCAPE.finditer(line.replace("\\\\", "")):
+            if m.group(1) not in _ESCAPE_OK:
+                problems.append(f"line {n}: unknown escape \\{m.group(1)}")
+        for m in re.finditer(r"\\f(.)", line):
+            if m.group(1) not in "BIRP":
+                problems.append(f"line {n}: unknown font \\f{m.group(1)}")
+        if re.search(r"\\\[(?![^\]]*\])", line):
+            problems.append(f"line {n}: unclosed \\[")
+    for name, d in depth.items():
+        if d:
+            problems.append(f"unbalanced .{name} ({d:+d})")
+    return problems
+
+
+@pytest.mark.parametrize("path", PAGES, ids=lambda p: p.name)
+def test_macro_lint(path):
+    assert lint(path.read_text(encoding="utf-8")) == []
+
+
+def test_macro_lint_finds_problems():
+    bad = ".SH NAME\n.RS\nx \\q\n.XX\n\n .nf\n"
+    problems = lint(bad)
+    for text in ("first request is not .TH", "unknown escape \\q", "unknown macro .XX", "blank line",
+                 "leading space", "unbalanced .RS"):
+        assert any(text in p for p in problems), text
+
+
+def _renderer() -> list[str] | None:
+    if shutil.which("groff"):
+        # -k (preconv) and -t (tbl) are what man(1) adds for memstore.7's UTF-8 and table
+        return ["groff", "-k", "-t", "-man", "-Tutf8", "-ww", "-z"]
+    if shutil.which("mandoc"):
+        return ["mandoc", "-Tlint", "-W", "warning"]
+    return None
+
+
+@pytest.mark.skipif(_renderer() is None, reason="neither groff nor mandoc is installed")
+@pytest.mark.parametrize("path", PAGES, ids=lambda p: p.name)
+def test_page_renders_without_warnings(path):
+    r = subprocess.run([*_renderer(), str(path)], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0 and r.stderr == "" and (r.stdout == "" or "groff" in _renderer()[0]), \
+        r.stdout + r.stderr
+
+
+# --------------------------------------------------------------------------- (d) dates
+
+def test_pages_carry_the_release_date_only():
+    import memstore
+
+    release = gen.RELEASES[memstore.__version__]
+    today = _dt.date.today().isoformat()  # a page stamped from the clock would show this
+    assert PAGES
+    for path in PAGES:
+        text = path.read_text(encoding="utf-8")
+        th = re.findall(r"^\.TH .*$", text, re.M)
+        assert len(th) == 1, path.name
+        fields = re.findall(r'"[^"]*"|\S+', th[0])
+        assert fields[3] == release, f"{path.name}: .TH date {fields[3]} is not the release date {release}"
+        assert fields[4] == f'"memstore {memstore.__version__}"', path.name
+        if today != release:
+            assert today not in text, f"{path.name} contains today's date"
