@@ -17,6 +17,7 @@ from .. import __version__
 from ..embed import make_embedder
 from ..errors import StoreError
 from ..events import touched_ids
+from ..model import memory_from_dict
 from ..state import State, fold
 from ..store.fs import ensure_dir, exclusive_lock, os_error
 from ..store.layout import Layout
@@ -165,7 +166,15 @@ def _catch_up(layout, mark, rec, lex, vec, embedder, cache, progress) -> int:
     changed = sorted((m for mid, m in state.memories.items() if before.get(mid) != m),
                      key=lambda m: (m.seq, m.id))
     rec.put(changed)
-    new = sorted((m for m in state.memories.values() if m.seq > mark), key=lambda m: m.seq)
+    # Text and cues are indexed as the record was created: a later event may reword a
+    # derived record (a policy's support grows), and an incremental build and a rebuild
+    # from the log must still index the same documents.
+    born = {m.id: m for m in state.memories.values() if m.seq > mark}
+    for e in events:
+        created = e.get("memory")
+        if isinstance(created, dict) and created.get("id") in born and born[created["id"]].seq == e["seq"]:
+            born[created["id"]] = memory_from_dict({**created, "seq": e["seq"]})
+    new = sorted(born.values(), key=lambda m: m.seq)
     lex.add(new)
     if new:
         vecs = cache.embed(embedder, [m.text for m in new], "passage", progress=progress)
