@@ -23,9 +23,19 @@ def open_indexes(e, *, rebuild: bool = False):
 
     if quiet() or not sys.stderr.isatty():
         return _open(e.layout, e.config, cache_dir(), rebuild=rebuild)
-    from rich.progress import Progress
+    bar: list = []
 
-    with Progress(transient=True) as bar:
-        task = bar.add_task("embedding new memories", total=None)
-        return _open(e.layout, e.config, cache_dir(), rebuild=rebuild,
-                     progress=lambda n: bar.advance(task, n))
+    def progress(n: int) -> None:  # the bar appears only once something is being embedded
+        if not bar:
+            from rich.progress import Progress
+
+            bar.append(Progress(transient=True))
+            bar.append(bar[0].add_task("embedding new memories", total=None))
+            bar[0].start()
+        bar[0].advance(bar[1], n)
+
+    try:
+        return _open(e.layout, e.config, cache_dir(), rebuild=rebuild, progress=progress)
+    finally:
+        if bar:
+            bar[0].stop()

@@ -162,8 +162,10 @@ def recall(req: Request, ix, *, now: str, config) -> dict:
 
 def _demotion(m: Memory, why: dict) -> str | None:
     reasons = []
-    if why["status_factor"] < 1.0:
+    if m.status in DEMOTED:
         reasons.append(f"status {m.status}")
+    if m.abstracted_by and why["status_factor"] < DEMOTED.get(m.status, 1.0):
+        reasons.append(f"abstracted by {m.abstracted_by}")
     if why["salience"] < 0.35:
         reasons.append(f"faded (salience {why['salience']})")
     return "; ".join(reasons) or None
