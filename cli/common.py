@@ -75,3 +75,28 @@ def read_stdin_text() -> str:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise UsageError(f"stdin is not valid UTF-8 (byte {exc.start}); convert it, e.g. with iconv") from None
+
+
+def read_json_lines(path, what: str, suffix: str = ""):
+    """[(where, object)] from a JSONL file or '-' (stdin); the first malformed line is an error
+    naming the file and line. ``where`` is "FILE:LINE: " for messages about the object."""
+    from memstore.codec import JSONDecodeError, loads
+
+    name = "stdin" if str(path) == "-" else str(path)
+    try:
+        data = sys.stdin.buffer.read() if str(path) == "-" else path.read_bytes()
+    except OSError as exc:
+        raise UsageError(f"cannot read {name}: {exc.strerror}") from None
+    rows = []
+    for n, line in enumerate(data.split(b"\n"), start=1):
+        if not line.strip():
+            continue
+        where = f"{name}:{n}: "
+        try:
+            obj = loads(line)
+        except JSONDecodeError:
+            raise UsageError(f"{where}not valid JSON{suffix}") from None
+        if not isinstance(obj, dict):
+            raise UsageError(f"{where}expected a JSON object{what}{suffix}")
+        rows.append((where, obj))
+    return name, rows

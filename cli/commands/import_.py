@@ -1,6 +1,5 @@
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import Annotated
 
@@ -8,7 +7,7 @@ import typer
 
 from memstore.errors import UsageError
 
-from ..common import JsonOpt, NowOpt, env
+from ..common import JsonOpt, NowOpt, env, read_json_lines
 from ..output import emit_json, note
 
 HELP = """Import a memstore export into this store, keeping original times.
@@ -32,27 +31,12 @@ def run(
     now: NowOpt = None,
     json: JsonOpt = False,
 ) -> None:
-    from memstore.codec import JSONDecodeError, loads
     from memstore.exchange import HISTORY, detect, fingerprint, plan_history, plan_state
     from memstore.store.log import LogReader, append
     from memstore.store.open import load_state
 
-    name = "stdin" if str(file) == "-" else str(file)
-    try:
-        data = sys.stdin.buffer.read() if str(file) == "-" else file.read_bytes()
-    except OSError as exc:
-        raise UsageError(f"cannot read {name}: {exc.strerror}") from None
-    rows = []
-    for n, line in enumerate(data.split(b"\n"), start=1):
-        if not line.strip():
-            continue
-        try:
-            row = loads(line)
-        except JSONDecodeError:
-            raise UsageError(f"{name}:{n}: not valid JSON; nothing was imported") from None
-        if not isinstance(row, dict):
-            raise UsageError(f"{name}:{n}: expected a JSON object; nothing was imported")
-        rows.append(row)
+    name, lines = read_json_lines(file, "", "; nothing was imported")
+    rows = [obj for _where, obj in lines]
     if not rows:
         raise UsageError(f"{name} is empty; nothing was imported")
     kind = detect(rows, name)

@@ -111,28 +111,14 @@ def _touch(e, ids: list[str], query: str) -> None:
 
 def read_requests(path: Path, now: str, default_k: int):
     """[(now, Request, raw object)] from a JSONL file; every line checked before any runs."""
-    import sys
-
-    from memstore.codec import JSONDecodeError, loads
     from memstore.recall.request import build_request
     from memstore.timeutil import format_ts, parse_instant
 
-    name = "stdin" if str(path) == "-" else str(path)
-    try:
-        data = sys.stdin.buffer.read() if str(path) == "-" else path.read_bytes()
-    except OSError as exc:
-        raise UsageError(f"cannot read {name}: {exc.strerror}") from None
+    from ..common import read_json_lines
+
+    _name, rows = read_json_lines(path, ' with a "query"')
     requests = []
-    for n, line in enumerate(data.split(b"\n"), start=1):
-        if not line.strip():
-            continue
-        where = f"{name}:{n}: "
-        try:
-            obj = loads(line)
-        except JSONDecodeError:
-            raise UsageError(f"{where}not valid JSON") from None
-        if not isinstance(obj, dict):
-            raise UsageError(f"{where}expected a JSON object with a \"query\"")
+    for where, obj in rows:
         req_now = format_ts(parse_instant(obj["now"], f"{where}now")) if obj.get("now") else now
         requests.append((req_now, build_request(obj, req_now, where=where, default_k=default_k), obj))
     return requests
