@@ -17,8 +17,6 @@ from .extract import NOTE, classify
 from .model import AXES, KINDS, OUTCOMES, SOURCES, Memory, Salience, memory_id, memory_to_dict
 from .timeutil import (
     format_minute,
-    format_ts,
-    occurred_start,
     parse_occurred,
     parse_ts,
     time_buckets,
@@ -282,7 +280,3 @@ def plan(drafts: list[Draft], known, now: str, config) -> list[Outcome]:
             new_keys[draft.key] = memory.id
         out.append(Outcome("add", memory.id, memory, {"op": "remember", "at": now, "memory": record}))
     return out
-
-
-def occurred_sort_key(m: Memory) -> str:
-    return format_ts(occurred_start(m.occurred_at))
