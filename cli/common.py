@@ -67,6 +67,13 @@ def env(now: str | None) -> Env:
     return Env(layout, resolve_now(now), load_config(layout.read_config_text()))
 
 
+def output_format(format: str, json: bool) -> str:
+    """The --format value (text, json or preamble), with --json as a shorthand for json."""
+    if format not in ("text", "json", "preamble"):
+        raise UsageError(f"--format {format!r} is not one of: text, json, preamble")
+    return "json" if json else format
+
+
 def read_stdin_text() -> str:
     if sys.stdin is None or sys.stdin.isatty():
         raise UsageError("no text given; pass it as an argument or pipe it on stdin")

@@ -202,4 +202,3 @@ def test_config_loader_rejects_typos():
 
     with pytest.raises(UsageError, match="unknown setting 'recall.kk'"):
         load_config("[recall]\nkk = 3\n")
-    assert np is not None

