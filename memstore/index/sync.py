@@ -10,6 +10,7 @@ code with every watermark at 0, so both give the same indexes.
 from __future__ import annotations
 
 import shutil
+from itertools import islice
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -108,6 +109,9 @@ def _remove(path: Path) -> None:
         shutil.rmtree(path)
     elif path.exists():
         path.unlink()
+    if path.suffix == ".usearch":  # the flat matrix and seqs beside it
+        for side in vectors.sidecars(path):
+            side.unlink(missing_ok=True)
 
 
 def open_indexes(layout: Layout, config, cache_dir: Path | None, *, progress=None,
@@ -153,13 +157,25 @@ def open_indexes(layout: Layout, config, cache_dir: Path | None, *, progress=Non
         return Indexes(rec, lex, vec, embedder, cache, mark, applied)
 
 
+CHUNK = 50_000  # events folded and indexed at a time: bounds memory on a large log
+
+
 def _catch_up(layout, mark, rec, lex, vec, embedder, cache, progress) -> int:
     """Apply the events after ``mark``; return the new watermark (0: nothing to do)."""
     if read_head(layout).seq <= mark:
         return 0
-    events = list(LogReader(layout).events(after_seq=mark))
-    if not events:
-        return 0
+    events = LogReader(layout).events(after_seq=mark)
+    last = 0
+    while chunk := list(islice(events, CHUNK)):
+        _apply(chunk, mark, rec, lex, vec, embedder, cache, progress)
+        mark = last = chunk[-1]["seq"]
+    if last:
+        vec.save()
+    return last
+
+
+def _apply(events: list[dict], mark: int, rec, lex, vec, embedder, cache, progress) -> None:
+    """Fold events onto the records they touch and index what they created."""
     touched = list(dict.fromkeys(i for e in events for i in touched_ids(e)))
     before = rec.get(touched) if mark else {}
     state = fold(events, State(memories=dict(before), seq=mark))
@@ -179,5 +195,3 @@ def _catch_up(layout, mark, rec, lex, vec, embedder, cache, progress) -> int:
     if new:
         vecs = cache.embed(embedder, [m.text for m in new], "passage", progress=progress)
         vec.add([m.seq for m in new], vecs)
-        vec.save()
-    return events[-1]["seq"]

@@ -1,16 +1,28 @@
 """The semantic voice: a USearch cosine index over memory embeddings, keyed by seq.
 
 Search is exact (brute force inside USearch) up to EXACT_LIMIT vectors, so small
-stores give the same answers as a cosine oracle; above it, HNSW. Restricted
-searches (cue-filtered candidates) score the candidates' vectors directly.
+stores give the same answers as a cosine oracle; above it, HNSW. Beside the
+USearch file lie the same vectors as a flat float32 matrix (``.rows``) and their
+seqs in ascending order (``.keys``): restricted searches (cue-filtered
+candidates) and MMR read rows from that memory map directly, which is ~10x
+faster than fetching thousands of vectors one by one from USearch.
 """
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
-FORMAT = "memstore-vectors/1"
+FORMAT = "memstore-vectors/2"
 EXACT_LIMIT = 50_000
+# HNSW build effort: half USearch's default of 128. Measured on hashing vectors
+# (bench/recall.py): ~1.7x faster inserts for recall@30 0.983 vs 0.986 against exact.
+EXPANSION_ADD = 64
+
+
+def sidecars(path: Path) -> tuple[Path, Path]:
+    """The flat matrix and its seqs, named after the USearch file."""
+    return path.with_name(path.name + ".rows"), path.with_name(path.name + ".keys")
 
 
 class VectorIndex:
@@ -21,10 +33,33 @@ class VectorIndex:
 
         self.path = path
         self.dim = dim
-        self.index = Index(ndim=dim, metric="cos", dtype="f32")
+        self.index = Index(ndim=dim, metric="cos", dtype="f32", expansion_add=EXPANSION_ADD)
         self._writable = not path.exists()
+        self._pending: list[tuple[object, object]] = []  # (keys, vectors) added, not yet saved
         if path.exists():
             self.index.view(str(path))
+        self._map_rows()
+        if len(self.keys) != len(self.index):
+            raise ValueError(f"{sidecars(path)[1].name} holds {len(self.keys)} seqs, {path.name} {len(self.index)}")
+
+    def _map_rows(self) -> None:
+        """Map the flat matrix and read its seqs (nothing when the index is new)."""
+        import numpy as np
+
+        rows_path, keys_path = sidecars(self.path)
+        self.keys = np.zeros(0, dtype="<u8")
+        self.rows = np.zeros((0, self.dim), dtype="<f4")
+        if not self.path.exists():
+            return
+        try:
+            self.keys = np.fromfile(keys_path, dtype="<u8")
+            nbytes = rows_path.stat().st_size
+        except FileNotFoundError:
+            raise ValueError(f"{rows_path.name} or {keys_path.name} is missing") from None
+        if nbytes != len(self.keys) * self.dim * 4:
+            raise ValueError(f"{rows_path.name} holds {nbytes} bytes for {len(self.keys)} vectors")
+        if len(self.keys):
+            self.rows = np.memmap(rows_path, dtype="<f4", mode="r", shape=(len(self.keys), self.dim))
 
     def __len__(self) -> int:
         return len(self.index)
@@ -37,20 +72,63 @@ class VectorIndex:
         if not self._writable:  # a viewed index is read-only: load it to extend it
             from usearch.index import Index
 
-            self.index = Index(ndim=self.dim, metric="cos", dtype="f32")
+            self.index = Index(ndim=self.dim, metric="cos", dtype="f32", expansion_add=EXPANSION_ADD)
             self.index.load(str(self.path))
             self._writable = True
         keys = np.asarray(seqs, dtype=np.uint64)
         present = self.index.contains(keys)
         if present.any():  # idempotent catch-up: never add a key twice
             keys, vectors = keys[~present], vectors[~present]
-        if len(keys):
-            self.index.add(keys, vectors, threads=1)  # one thread: the same graph every build
+        if not len(keys):
+            return
+        last = self._pending[-1][0][-1] if self._pending else (self.keys[-1] if len(self.keys) else 0)
+        if keys[0] <= last or np.any(keys[1:] <= keys[:-1]):
+            raise ValueError("vectors must be added in ascending seq order")
+        self.index.add(keys, vectors, threads=1)  # one thread: the same graph every build
+        self._pending.append((keys, np.ascontiguousarray(vectors, dtype="<f4")))
 
     def save(self) -> None:
+        """Append the new rows and keys, then replace the USearch file.
+
+        A crash in between leaves counts that disagree, which the next open
+        reports (ValueError) so the indexes are rebuilt from the log.
+        """
+        import numpy as np
+
+        from ..store.fs import FILE_MODE
+
+        rows_path, keys_path = sidecars(self.path)
+        for target, part in ((rows_path, 1), (keys_path, 0)):
+            fd = os.open(target, os.O_WRONLY | os.O_APPEND | os.O_CREAT, FILE_MODE)
+            try:
+                for item in self._pending:
+                    os.write(fd, item[part].tobytes())
+            finally:
+                os.close(fd)
+        self._pending = []
         tmp = self.path.with_name(self.path.name + ".tmp")
         self.index.save(str(tmp))
         tmp.replace(self.path)  # readers holding a map of the old file keep a consistent view
+        self._map_rows()
+
+    def _lookup(self, seqs):
+        """(seqs that have a vector, ascending; their rows as a float32 matrix)."""
+        import numpy as np
+
+        have, rows = self.keys, self.rows
+        if self._pending:  # added but not saved yet: searchable all the same (a copy, rarely needed)
+            have = np.concatenate([have, *(k for k, _v in self._pending)])
+            rows = np.concatenate([np.asarray(rows), *(v for _k, v in self._pending)])
+        keys = np.unique(np.asarray(list(seqs), dtype=np.uint64))
+        at = np.searchsorted(have, keys)
+        ok = at < len(have)
+        ok[ok] = have[at[ok]] == keys[ok]
+        return keys[ok], np.asarray(rows[at[ok]], dtype=np.float32)
+
+    def vectors(self, seqs) -> dict[int, object]:
+        """{seq: vector} for the seqs that have one (copies read from the flat matrix)."""
+        keys, rows = self._lookup(seqs)
+        return {int(k): v for k, v in zip(keys, rows, strict=True)}
 
     def search(self, query, limit: int, restrict: list[int] | None = None) -> list[tuple[int, float]]:
         """[(seq, cosine similarity)] best first; ties broken by seq."""
@@ -60,16 +138,14 @@ class VectorIndex:
         if n == 0 or limit <= 0:
             return []
         if restrict is not None:
-            keys = np.asarray(sorted(restrict), dtype=np.uint64)
-            keys = keys[self.index.contains(keys)] if len(keys) else keys
+            keys, rows = self._lookup(restrict)
             if not len(keys):
                 return []
-            vecs = np.vstack(self.index.get(keys)).astype(np.float32)
-            sims = vecs @ query.astype(np.float32)
-            pairs = [(int(k), round(float(s), 5)) for k, s in zip(keys, sims, strict=True)]
-        else:
-            # over-fetch so that ties at the cut are broken by seq, not by the search's internals
-            m = self.index.search(query, min(limit + 32, n), exact=n <= EXACT_LIMIT, threads=1)
-            pairs = [(int(k), round(1.0 - float(d), 5)) for k, d in zip(m.keys, m.distances, strict=True)]
+            sims = np.round((rows @ query.astype(np.float32)).astype(np.float64), 5)
+            top = np.lexsort((keys, -sims))[:limit]  # best similarity, then lowest seq
+            return [(int(keys[i]), float(sims[i])) for i in top]
+        # over-fetch so that ties at the cut are broken by seq, not by the search's internals
+        m = self.index.search(query, min(limit + 32, n), exact=n <= EXACT_LIMIT, threads=1)
+        pairs = [(int(k), round(1.0 - float(d), 5)) for k, d in zip(m.keys, m.distances, strict=True)]
         pairs.sort(key=lambda p: (-p[1], p[0]))
         return pairs[:limit]
