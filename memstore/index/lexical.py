@@ -14,7 +14,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..model import Memory
-from .text import cjk_tokens, latin_text
+from .text import cjk_tokens, latin_text, query_words
 
 FORMAT = "memstore-lexical/3"
 ANALYZER = "en_memstore"  # lower-case, English stop words removed, Porter stemming
@@ -62,11 +62,12 @@ class LexicalIndex:
         self.schema = _schema()
         self.index = tantivy.Index(self.schema, path=str(path))
         # custom analyzers are not stored in the index: register on every open
-        self.index.register_tokenizer(ANALYZER, tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.simple())
-                                      .filter(tantivy.Filter.remove_long(40))
-                                      .filter(tantivy.Filter.lowercase())
-                                      .filter(tantivy.Filter.stopword("english"))
-                                      .filter(tantivy.Filter.stemmer("english")).build())
+        self._analyzer = (tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.simple())
+                          .filter(tantivy.Filter.remove_long(40))
+                          .filter(tantivy.Filter.lowercase())
+                          .filter(tantivy.Filter.stopword("english"))
+                          .filter(tantivy.Filter.stemmer("english")).build())
+        self.index.register_tokenizer(ANALYZER, self._analyzer)
         self._t = tantivy
 
     # -- writing --------------------------------------------------------------
@@ -105,7 +106,7 @@ class LexicalIndex:
     def text_query(self, text: str):
         t = self._t
         parts = []
-        latin = latin_text(text)
+        latin = query_words(text)
         if latin:
             parts.append((t.Occur.Should, self.index.parse_query(latin, ["text_en"])))
         for token in dict.fromkeys(cjk_tokens(text)):
@@ -118,15 +119,59 @@ class LexicalIndex:
             return searcher.num_docs
         return searcher.search(query, 1, count=True).count
 
+    def terms(self, text: str) -> list[tuple[str, str]]:
+        """The distinct (field, term) pairs a query text searches for, after analysis."""
+        latin = query_words(text)
+        pairs = [("text_en", t) for t in self._analyzer.analyze(latin)] if latin else []
+        pairs += [("text_cjk", t) for t in cjk_tokens(text)]
+        return list(dict.fromkeys(pairs))
+
     def search(self, text: str, limit: int, within=None) -> list[tuple[int, float]]:
-        """[(seq, bm25)] best first, ties broken by seq; ``within`` is a filter query."""
+        """[(seq, bm25)] best first; ``within`` is a filter query.
+
+        Documents holding most of the query's terms rank first, each tier by BM25
+        with ties broken by seq: otherwise one rare word ("use" in "what database
+        does billing use?") puts a memory that shares nothing else at rank 1.
+        """
         q = self.text_query(text)
         if q is None or limit <= 0:
             return []
-        if within is not None:  # a filter must not add to the BM25 score
-            q = self.all_of([q, self._t.Query.const_score_query(within, 0.0)])
+        terms = self.terms(text)
+        need = len(terms) // 2 + 1  # a majority of the distinct terms
+        tiers = [q]
+        if len(terms) >= 2:
+            t = self._t
+            most = t.Query.boolean_query([(t.Occur.Should, t.Query.term_query(self.schema, f, v))
+                                          for f, v in terms], need)
+            tiers.insert(0, self.all_of([q, t.Query.const_score_query(most, 0.0)]))
+        out: list[tuple[int, float]] = []
+        seen: set[int] = set()
+        for query in tiers:
+            if within is not None:  # a filter must not add to the BM25 score
+                query = self.all_of([query, self._t.Query.const_score_query(within, 0.0)])
+            found = [h for h in self._ranked(query, limit + len(seen)) if h[0] not in seen]
+            out += found[: limit - len(out)]
+            seen.update(s for s, _ in found)
+            if len(out) >= limit:
+                break
+        return out
+
+    def coverage(self, text: str, seqs: list[int]) -> dict[int, float]:
+        """Per seq, the share of the query's distinct terms its document holds."""
+        terms = self.terms(text)
+        if not terms or not seqs:
+            return {}
+        held = dict.fromkeys(seqs, 0)
+        among = self.term_set("seq", list(seqs))
+        for field, value in terms:
+            has = self._t.Query.term_query(self.schema, field, value)
+            for seq in self.seqs(self.all_of([among, has]), len(seqs)):
+                held[seq] += 1
+        return {s: n / len(terms) for s, n in held.items()}
+
+    def _ranked(self, query, limit: int) -> list[tuple[int, float]]:
         searcher = self.index.searcher()
-        hits = searcher.search(q, limit + 32).hits  # over-fetch: ties at the cut break by seq
+        hits = searcher.search(query, limit + 32).hits  # over-fetch: ties at the cut break by seq
         seqs = searcher.fast_field_values("seq", [a for _s, a in hits])
         out = sorted(((seq, round(float(s), 6)) for (s, _a), seq in zip(hits, seqs, strict=True)),
                      key=lambda h: (-h[1], h[0]))

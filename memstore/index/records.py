@@ -111,6 +111,10 @@ class RecordIndex:
             return searcher.num_docs
         return searcher.search(query, 1, count=True).count
 
-    def neighbours(self, dim: str, value: str, limit: int) -> list[Memory]:
-        q = self.dimension_query(dim, [value])
-        return self._docs(q, limit, order_by="t")
+    def neighbours(self, dim: str, value: str, limit: int) -> list[int]:
+        """Seqs of the newest records (by event time) sharing a value; no record is decoded."""
+        if limit <= 0:
+            return []
+        searcher = self.index.searcher()
+        hits = searcher.search(self.dimension_query(dim, [value]), limit, order_by_field="t").hits
+        return searcher.fast_field_values("seq", [a for _s, a in hits])

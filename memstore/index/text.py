@@ -37,3 +37,23 @@ def latin_text(text: str) -> str:
 
 def has_cjk(text: str) -> bool:
     return _CJK_RUN.search(text) is not None
+
+
+# Query-side only (documents keep every word): function words that Tantivy's short English
+# list keeps, so "what does billing use?" searches for billing and use, not "what" and "doe".
+QUERY_STOP_WORDS = frozenset("""
+a about above after again against all am an and any are as at be because been before being
+below between both but by can could did do does doing down during each few for from further
+had has have having he her here hers herself him himself his how i if in into is it its itself
+just me more most my myself no nor not now of off on once only or other our ours ourselves out
+over own same she should so some such than that the their theirs them themselves then there
+these they this those through to too under until up very was we were what when where which
+while who whom why will with would you your yours yourself yourselves
+""".split())
+
+
+def query_words(text: str) -> str:
+    """The latin part of a query without function words (all of it if nothing else is left)."""
+    words = latin_text(text).split()
+    kept = [w for w in words if w not in QUERY_STOP_WORDS]
+    return " ".join(kept or words)

@@ -18,6 +18,7 @@ HIDDEN = ("superseded", "invalidated")  # excluded unless --as-of asks for the p
 DEMOTED = {"expired": 0.8, "archived": 0.8}  # still reachable, ranked lower
 ABSTRACTED = 0.9  # an original whose abstraction exists ranks a little under it
 BRUTE_FORCE_LIMIT = 20_000  # cue-filtered semantic search scores candidates directly up to this many
+OVERFETCH_LIMIT = 1_000  # ... unless this deep a search of the whole index finds enough of them
 RESULT_FIELDS = ("id", "key", "text", "kind", "subject", "actors", "occurred_at", "recorded_at",
                  "tier", "level", "status", "confidence")
 
@@ -55,29 +56,41 @@ def _visible(m: Memory, now: str, as_of: str | None) -> bool:
 def _graph(ix, seeds: list[Memory], within, limit: int) -> list[int]:
     """Two hops from the seeds along subject, provenance, supersede and actor edges [002]."""
     order: list[tuple[int, int, int, int]] = []  # (hop, edge strength, seed rank, -seq)
-    seen: set[str] = {m.id for m in seeds}
+    seen: set[int] = {m.seq for m in seeds}
     frontier = [(m, i) for i, m in enumerate(seeds)]
     for hop in (1, 2):
-        nxt = []
+        nxt: list[tuple[int, int]] = []
         for m, rank in frontier:
-            linked: list[tuple[int, Memory]] = []
+            linked: list[tuple[int, int]] = []  # (edge strength, seq)
             if m.subject:
-                linked += [(0, n) for n in ix.records.neighbours("subject", m.subject.casefold(), 8)]
+                linked += [(0, s) for s in ix.records.neighbours("subject", m.subject.casefold(), 8)]
             refs = [*m.derived_from, *(x for x in (m.superseded_by, m.abstracted_by) if x)]
-            linked += [(1, n) for n in ix.records.get(refs).values()]
-            if hop == 1:
+            linked += [(1, n.seq) for n in ix.records.get(refs).values()]
+            if hop == 1 and m.actors:
+                # what the same people did around the same time: the seed's month (or year)
+                # bounds the edge, so an actor on every tenth memory still costs little
+                when = ix.lexical.term_set("bucket", _month(m)) if m.time_buckets else None
                 for actor in m.actors[:2]:
-                    linked += [(2, n) for n in ix.records.neighbours("actor", actor.casefold(), 4)]
-            for strength, n in linked:
-                if n.id in seen:
+                    near = ix.lexical.all_of([ix.lexical.term_set("actor", [actor.casefold()]), when])
+                    linked += [(2, s) for s in ix.lexical.newest(near, 4)]
+            for strength, seq in linked:
+                if seq in seen:
                     continue
-                seen.add(n.id)
-                order.append((hop, strength, rank, -n.seq))
-                nxt.append((n, rank))
-        frontier = nxt[:6]
+                seen.add(seq)
+                order.append((hop, strength, rank, -seq))
+                nxt.append((seq, rank))
+        if hop == 1:  # only the first few found are followed further: decode just those
+            ahead = nxt[:6]
+            found = ix.records.by_seqs([s for s, _r in ahead])
+            frontier = [(found[s], r) for s, r in ahead if s in found]
     allowed = ix.lexical.keep(within, [-o[3] for o in order])
     order.sort()
     return [-o[3] for o in order if -o[3] in allowed][:limit]
+
+
+def _month(m: Memory) -> list[str]:
+    """The month bucket of a memory's event time (its year when only the year is known)."""
+    return [next((b for b in m.time_buckets if len(b) == 7), m.time_buckets[0])] if m.time_buckets else []
 
 
 def recall(req: Request, ix, *, now: str, config) -> dict:
@@ -103,7 +116,10 @@ def recall(req: Request, ix, *, now: str, config) -> dict:
         seeds = sorted(ix.records.by_seqs(seeds_seqs).values(), key=lambda m: seeds_seqs.index(m.seq))
         voices["graph"] = _graph(ix, seeds, within, depth)
     weights = intent.WEIGHTS[query_intent]
-    fused = fuse.rrf(voices, weights, rc["rrf_k"])
+    # a lexical hit counts by the share of the query's terms it holds: one rare shared
+    # word must not weigh like a match on the whole question
+    scale = {"lexical": ix.lexical.coverage(req.query, voices["lexical"])} if voices.get("lexical") else None
+    fused = fuse.rrf(voices, weights, rc["rrf_k"], scale)
     # only the best-fused candidates are worth fetching and scoring
     pool = sorted(fused, key=lambda s: (-fused[s], s))[: max(60, req.k * 6)]
     records = ix.records.by_seqs(pool)
@@ -172,9 +188,25 @@ def _demotion(m: Memory, why: dict) -> str | None:
 
 
 def _semantic(ix, qvec, pruned, depth: int) -> list[int]:
-    """Nearest neighbours, within the cue filter: exact over few candidates, else filter a deeper search."""
+    """Nearest neighbours within the cue filter.
+
+    A broad filter is met by looking deeper into the whole index and keeping the
+    hits that pass (exact, below EXACT_LIMIT, once ``depth`` of them pass); a
+    narrow one by scoring its candidates directly; a huge one by filtering a deep
+    approximate search.
+    """
     if pruned.query is None:
         return [s for s, _ in ix.vectors.search(qvec, depth)]
+    if not pruned.candidates:
+        return []
+    want = min(depth, pruned.candidates)
+    deep = -(-2 * depth * pruned.full_scan // pruned.candidates)  # expect 2x depth to pass
+    if deep <= OVERFETCH_LIMIT:
+        hits = [s for s, _ in ix.vectors.search(qvec, deep)]
+        allowed = ix.lexical.keep(pruned.query, hits)
+        found = [s for s in hits if s in allowed]
+        if len(found) >= want:
+            return found[:depth]
     if pruned.candidates <= BRUTE_FORCE_LIMIT:
         restrict = ix.lexical.seqs(pruned.query, pruned.candidates)
         return [s for s, _ in ix.vectors.search(qvec, depth, restrict)]
@@ -193,11 +225,4 @@ def _temporal(ix, query: str, buckets: list[str], within, depth: int) -> list[in
 
 
 def _vectors(ix, seqs: list[int]) -> dict[int, object]:
-    import numpy as np
-
-    if not seqs:
-        return {}
-    keys = np.asarray(seqs, dtype=np.uint64)
-    present = ix.vectors.index.contains(keys)
-    got = ix.vectors.index.get(keys[present]) if present.any() else []
-    return {int(k): np.asarray(v, dtype=np.float32) for k, v in zip(keys[present], got, strict=True)}
+    return ix.vectors.vectors(seqs) if seqs else {}

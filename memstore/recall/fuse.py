@@ -3,13 +3,18 @@
 from __future__ import annotations
 
 
-def rrf(voices: dict[str, list[int]], weights: dict[str, float], k: int) -> dict[int, float]:
-    """score(d) = sum over voices of weight / (k + rank), rank from 1."""
+def rrf(voices: dict[str, list[int]], weights: dict[str, float], k: int,
+        scale: dict[str, dict[int, float]] | None = None) -> dict[int, float]:
+    """score(d) = sum over voices of weight * scale(d) / (k + rank), rank from 1.
+
+    ``scale`` optionally weighs a voice's items one by one (default 1).
+    """
     scores: dict[int, float] = {}
     for name, ranked in voices.items():
         w = weights.get(name, 0.0)
+        item = (scale or {}).get(name, {})
         for rank, seq in enumerate(ranked, start=1):
-            scores[seq] = scores.get(seq, 0.0) + w / (k + rank)
+            scores[seq] = scores.get(seq, 0.0) + w * item.get(seq, 1.0) / (k + rank)
     return scores
 
 
