@@ -202,3 +202,79 @@ def test_config_loader_rejects_typos():
 
     with pytest.raises(UsageError, match="unknown setting 'recall.kk'"):
         load_config("[recall]\nkk = 3\n")
+
+
+# --- ranking and large-store paths ---------------------------------------------------------
+
+def test_one_rare_shared_word_does_not_lead_the_lexical_voice(tmp_path):
+    """A document holding most of the query's terms outranks one that shares a single rare
+    word, though that word alone scores higher in BM25; function words are not searched."""
+    from memstore.index.lexical import LexicalIndex
+    from memstore.model import memory_from_dict
+
+    texts = ["Bob no longer uses vim", *(f"billing invoice run {i} finished" for i in range(20)),
+             "The billing database moved to Postgres"]
+    lex = LexicalIndex(tmp_path / "lex")
+    lex.add([memory_from_dict({"id": f"m{i:015x}", "seq": i + 1, "text": t, "kind": "note",
+                               "occurred_at": "2026-06-01", "precision": "day", "recorded_at": NOW})
+             for i, t in enumerate(texts)])
+    query = "what database does billing use?"
+    assert lex.terms(query) == [("text_en", "databas"), ("text_en", "bill"), ("text_en", "use")]
+    assert lex.search("use", 1)[0][0] == 1  # alone, the rare word ranks its document first
+    ranked = [s for s, _ in lex.search(query, 5)]
+    assert ranked[0] == len(texts)  # database + billing: two of the three terms
+    assert ranked.index(1) > 0
+    cover = lex.coverage(query, [1, 2, len(texts)])
+    assert cover == {1: pytest.approx(1 / 3), 2: pytest.approx(1 / 3), len(texts): pytest.approx(2 / 3)}
+
+
+def test_vector_rows_survive_reopening_and_mismatches_are_refused(tmp_path):
+    emb = HashingEmbedder(32)
+    vecs = emb.embed([f"text {i}" for i in range(10)], "passage")
+    path = tmp_path / "v.usearch"
+    index = VectorIndex(path, 32)
+    index.add([3, 5, 8], vecs[:3])
+    index.save()
+    index = VectorIndex(path, 32)  # viewed from disk
+    index.add([9, 12], vecs[3:5])
+    with pytest.raises(ValueError, match="ascending seq order"):
+        index.add([10], vecs[5:6])
+    assert sorted(index.vectors([12, 3, 4])) == [3, 12]  # unsaved rows are searchable too
+    index.save()
+    got = VectorIndex(path, 32).vectors([3, 5, 8, 9, 12, 13])
+    assert list(got) == [3, 5, 8, 9, 12]
+    assert all(np.array_equal(got[s], vecs[i]) for i, s in enumerate([3, 5, 8, 9, 12]))
+    rows = path.with_name(path.name + ".rows")
+    rows.write_bytes(rows.read_bytes()[:-4])  # a torn append
+    with pytest.raises(ValueError, match="bytes for 5 vectors"):
+        VectorIndex(path, 32)
+
+
+def test_catching_up_in_chunks_builds_the_same_indexes(capsys, store, tmp_path, monkeypatch):
+    from memstore.index import sync
+
+    rows = [{"text": f"note {i}: {w}", "actors": [a], "subject": f"s{i % 3}"} for i, (w, a) in enumerate(
+        [("deploy failed", "alice"), ("coffee without sugar", "bob"), ("デプロイが失敗した", "chen"),
+         ("postgres migration", "alice"), ("砂糖なしのコーヒー", "bob")] * 6)]
+    run(capsys, "--store", str(store), "-q", "remember", "--jsonl", _bulk(tmp_path, rows), "--now", NOW)
+    remember(capsys, store, "note 30: deploy failed", "2026-06-30T12:30:00Z")  # reinforces note 0
+    queries = [("deploy",), ("コーヒー", "--actor", "bob"), ("postgres migration", "--explain")]
+    later = "2026-06-30T13:00:00Z"
+    whole = [recall(capsys, store, *q, now=later) for q in queries]
+    monkeypatch.setattr(sync, "CHUNK", 7)
+    shutil.rmtree(store / "index")
+    assert [recall(capsys, store, *q, now=later) for q in queries] == whole
+
+
+def test_broad_cue_filter_meets_the_candidates_exact_ranking(capsys, store, tmp_path, monkeypatch):
+    """The deeper global search that serves a broad filter gives what scoring every
+    candidate gives (exact search below EXACT_LIMIT)."""
+    from memstore.recall import engine
+
+    rows = [{"text": f"{w} number {i}", "actors": [["alice", "bob", "chen"][i % 3]]}
+            for i, w in enumerate(["deploy to staging", "coffee order", "postgres failover", "disk alert"] * 30)]
+    run(capsys, "--store", str(store), "-q", "remember", "--jsonl", _bulk(tmp_path, rows), "--now", NOW)
+    queries = [("deploy staging", "--actor", "alice"), ("postgres", "--actor", "bob", "--actor", "chen")]
+    broad = [recall(capsys, store, *q, "--explain") for q in queries]
+    monkeypatch.setattr(engine, "OVERFETCH_LIMIT", 0)  # always score the candidates one by one
+    assert [recall(capsys, store, *q, "--explain") for q in queries] == broad
