@@ -206,9 +206,9 @@ def test_config_loader_rejects_typos():
 
 # --- ranking and large-store paths ---------------------------------------------------------
 
-def test_one_rare_shared_word_does_not_lead_the_lexical_voice(tmp_path):
-    """A document holding most of the query's terms outranks one that shares a single rare
-    word, though that word alone scores higher in BM25; function words are not searched."""
+def test_lexical_terms_skip_function_words_and_coverage_counts_them(tmp_path):
+    """Function words are not searched ("does" would stem to "doe"), and coverage, the share
+    of the query's terms a hit holds, is what fusion weighs a lexical hit by."""
     from memstore.index.lexical import LexicalIndex
     from memstore.model import memory_from_dict
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..model import Memory
+from .terms import any_of
 from .text import cjk_tokens, latin_text, query_words
 
 FORMAT = "memstore-lexical/3"
@@ -92,7 +93,7 @@ class LexicalIndex:
 
     # -- queries --------------------------------------------------------------
     def term_set(self, dim: str, values: list[str]):
-        return self._t.Query.term_set_query(self.schema, dim, list(values))
+        return any_of(self._t, self.schema, dim, list(values))
 
     def all_of(self, queries: list):
         """Conjunction of queries (None entries ignored); None when there is nothing to require."""
@@ -113,6 +114,13 @@ class LexicalIndex:
             parts.append((t.Occur.Should, t.Query.term_query(self.schema, "text_cjk", token)))
         return t.Query.boolean_query(parts) if parts else None
 
+    def posting_length(self, dim: str, values: list[str]) -> int:
+        """Documents holding any of a cue dimension's values: one value is read off the
+        term dictionary; a union is counted (a memory may have two actors)."""
+        if len(values) == 1:
+            return self.index.searcher().doc_freq(dim, values[0])
+        return self.count(self.term_set(dim, values))
+
     def count(self, query=None) -> int:
         searcher = self.index.searcher()
         if query is None:
@@ -127,34 +135,17 @@ class LexicalIndex:
         return list(dict.fromkeys(pairs))
 
     def search(self, text: str, limit: int, within=None) -> list[tuple[int, float]]:
-        """[(seq, bm25)] best first; ``within`` is a filter query.
+        """[(seq, bm25)] best first, ties broken by seq; ``within`` is a filter query.
 
-        Documents holding most of the query's terms rank first, each tier by BM25
-        with ties broken by seq: otherwise one rare word ("use" in "what database
-        does billing use?") puts a memory that shares nothing else at rank 1.
+        Function words are not searched (``query_words``); how much of the query a
+        hit holds is ``coverage``, which fusion weighs it by.
         """
         q = self.text_query(text)
         if q is None or limit <= 0:
             return []
-        terms = self.terms(text)
-        need = len(terms) // 2 + 1  # a majority of the distinct terms
-        tiers = [q]
-        if len(terms) >= 2:
-            t = self._t
-            most = t.Query.boolean_query([(t.Occur.Should, t.Query.term_query(self.schema, f, v))
-                                          for f, v in terms], need)
-            tiers.insert(0, self.all_of([q, t.Query.const_score_query(most, 0.0)]))
-        out: list[tuple[int, float]] = []
-        seen: set[int] = set()
-        for query in tiers:
-            if within is not None:  # a filter must not add to the BM25 score
-                query = self.all_of([query, self._t.Query.const_score_query(within, 0.0)])
-            found = [h for h in self._ranked(query, limit + len(seen)) if h[0] not in seen]
-            out += found[: limit - len(out)]
-            seen.update(s for s, _ in found)
-            if len(out) >= limit:
-                break
-        return out
+        if within is not None:  # a filter must not add to the BM25 score
+            q = self.all_of([q, self._t.Query.const_score_query(within, 0.0)])
+        return self._ranked(q, limit)
 
     def coverage(self, text: str, seqs: list[int]) -> dict[int, float]:
         """Per seq, the share of the query's distinct terms its document holds."""
@@ -185,14 +176,31 @@ class LexicalIndex:
         hits = searcher.search(within, limit).hits
         return sorted(searcher.fast_field_values("seq", [a for _s, a in hits]))
 
-    def newest(self, within, limit: int) -> list[int]:
-        """Seqs of the newest documents by event time (the temporal voice)."""
+    def newest(self, within, limit: int, now: str | None = None) -> list[int]:
+        """Seqs of the newest documents by event time (the temporal voice).
+
+        With ``now`` and no filter, windows reaching back 7, 60 and 400 days are tried
+        first: once one holds ``limit`` documents, the newest overall all lie in it,
+        and sorting it costs a fraction of sorting the whole store. (A filter's
+        posting list is cheaper to sort whole than to intersect with a window.)
+        """
         if limit <= 0:
             return []
-        q = within if within is not None else self._t.Query.all_query()
         searcher = self.index.searcher()
-        hits = searcher.search(q, limit, order_by_field="t").hits
-        return searcher.fast_field_values("seq", [a for _s, a in hits])
+        windows: list = [None]
+        if now is not None and within is None:
+            from ..timeutil import parse_ts
+
+            end = int(parse_ts(now).timestamp())
+            windows = [self._t.Query.range_query(self.schema, "t", self._t.FieldType.Integer,
+                                                 (end - days * 86400) * 1_000_000, None)
+                       for days in (7, 60, 400)] + windows
+        for window in windows:
+            q = self.all_of([within, window]) or self._t.Query.all_query()
+            hits = searcher.search(q, limit, order_by_field="t").hits
+            if len(hits) >= limit or window is None:
+                return searcher.fast_field_values("seq", [a for _s, a in hits])
+        return []  # not reached: the last window is the whole store
 
     def keep(self, within, seqs: list[int]) -> set[int]:
         """The subset of seqs whose documents match a filter."""

@@ -13,6 +13,7 @@ from pathlib import Path
 from ..codec import dumps, loads
 from ..model import Memory, memory_from_dict, memory_to_dict
 from .lexical import time_order
+from .terms import any_of
 
 FORMAT = "memstore-records/2"
 # graph edges and the mutable fields; cue filtering itself runs in the lexical index
@@ -87,18 +88,18 @@ class RecordIndex:
         if not ids:
             return {}
         t = self._t
-        q = t.Query.term_set_query(self.schema, "id", list(ids))
+        q = any_of(t, self.schema, "id", list(ids))
         return {m.id: m for m in self._docs(q, len(ids))}
 
     def by_seqs(self, seqs: list[int]) -> dict[int, Memory]:
         if not seqs:
             return {}
-        q = self._t.Query.term_set_query(self.schema, "seq", list(seqs))
+        q = any_of(self._t, self.schema, "seq", list(seqs))
         return {m.seq: m for m in self._docs(q, len(seqs))}
 
     def dimension_query(self, dim: str, values: list[str]):
         t = self._t
-        return t.Query.term_set_query(self.schema, dim, list(values))
+        return any_of(t, self.schema, dim, list(values))
 
     def posting(self, dim: str, values: list[str]) -> list[Memory]:
         """Every record in the union of the dimension's posting lists (small lists only)."""

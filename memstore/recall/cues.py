@@ -36,6 +36,6 @@ def prune(lex: LexicalIndex, cues: dict[str, list[str]]) -> Pruned:
     cues = normalise_cues(cues)
     if not cues:
         return Pruned(None, total, 0, total)
-    lists = sorted((lex.count(lex.term_set(dim, vals)), dim) for dim, vals in cues.items())
+    lists = sorted((lex.posting_length(dim, vals), dim) for dim, vals in cues.items())
     query = lex.all_of([lex.term_set(dim, cues[dim]) for _n, dim in lists])
-    return Pruned(query, lex.count(query), lists[0][0], total)
+    return Pruned(query, lex.count(query) if len(lists) > 1 else lists[0][0], lists[0][0], total)

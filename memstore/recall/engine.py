@@ -7,6 +7,7 @@ changes nothing. Scores are rounded so output is byte-stable.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 from ..model import Memory
@@ -58,21 +59,33 @@ def _graph(ix, seeds: list[Memory], within, limit: int) -> list[int]:
     order: list[tuple[int, int, int, int]] = []  # (hop, edge strength, seed rank, -seq)
     seen: set[int] = {m.seq for m in seeds}
     frontier = [(m, i) for i, m in enumerate(seeds)]
+    memo: dict[tuple, list[int]] = {}  # seeds and their neighbours often share a subject
+
+    def subject(value: str) -> list[int]:
+        if ("s", value) not in memo:
+            memo["s", value] = ix.records.neighbours("subject", value, 8)
+        return memo["s", value]
+
+    def actor(value: str, period: list[str]) -> list[int]:
+        # what the same people did around the same time: the seed's day (else month,
+        # year) bounds the edge, so an actor on every tenth memory still costs little
+        if ("a", value, *period) not in memo:
+            when = ix.lexical.term_set("bucket", period) if period else None
+            near = ix.lexical.all_of([ix.lexical.term_set("actor", [value]), when])
+            memo["a", value, *period] = ix.lexical.newest(near, 4)
+        return memo["a", value, *period]
+
     for hop in (1, 2):
         nxt: list[tuple[int, int]] = []
         for m, rank in frontier:
             linked: list[tuple[int, int]] = []  # (edge strength, seq)
             if m.subject:
-                linked += [(0, s) for s in ix.records.neighbours("subject", m.subject.casefold(), 8)]
+                linked += [(0, s) for s in subject(m.subject.casefold())]
             refs = [*m.derived_from, *(x for x in (m.superseded_by, m.abstracted_by) if x)]
             linked += [(1, n.seq) for n in ix.records.get(refs).values()]
-            if hop == 1 and m.actors:
-                # what the same people did around the same time: the seed's month (or year)
-                # bounds the edge, so an actor on every tenth memory still costs little
-                when = ix.lexical.term_set("bucket", _month(m)) if m.time_buckets else None
-                for actor in m.actors[:2]:
-                    near = ix.lexical.all_of([ix.lexical.term_set("actor", [actor.casefold()]), when])
-                    linked += [(2, s) for s in ix.lexical.newest(near, 4)]
+            if hop == 1:
+                for name in m.actors[:2]:
+                    linked += [(2, s) for s in actor(name.casefold(), _period(m))]
             for strength, seq in linked:
                 if seq in seen:
                     continue
@@ -83,14 +96,24 @@ def _graph(ix, seeds: list[Memory], within, limit: int) -> list[int]:
             ahead = nxt[:6]
             found = ix.records.by_seqs([s for s, _r in ahead])
             frontier = [(found[s], r) for s, r in ahead if s in found]
-    allowed = ix.lexical.keep(within, [-o[3] for o in order])
     order.sort()
-    return [-o[3] for o in order if -o[3] in allowed][:limit]
+    ranked = [-o[3] for o in order]
+    if within is None:
+        return ranked[:limit]
+    kept: list[int] = []
+    for block in (ranked[: 2 * limit], ranked[2 * limit :]):  # most filters pass enough early
+        allowed = ix.lexical.keep(within, block)
+        kept += [s for s in block if s in allowed]
+        if len(kept) >= limit:
+            break
+    return kept[:limit]
 
 
-def _month(m: Memory) -> list[str]:
-    """The month bucket of a memory's event time (its year when only the year is known)."""
-    return [next((b for b in m.time_buckets if len(b) == 7), m.time_buckets[0])] if m.time_buckets else []
+def _period(m: Memory) -> list[str]:
+    """The narrowest of a memory's time buckets: its day, else month, else year."""
+    if not m.time_buckets:
+        return []
+    return [max(m.time_buckets, key=lambda b: (len(b) if "-W" not in b else 0, b))]
 
 
 def recall(req: Request, ix, *, now: str, config) -> dict:
@@ -108,7 +131,7 @@ def recall(req: Request, ix, *, now: str, config) -> dict:
         qvec = ix.embedder.embed([req.query], "query")[0]  # one text: the cache would cost more
         voices["semantic"] = _semantic(ix, qvec, pruned, depth)
     if "temporal" in req.voices:
-        voices["temporal"] = _temporal(ix, req.query, text_cues, within, depth)
+        voices["temporal"] = _temporal(ix, req.query, text_cues, within, depth, now)
     if "graph" in req.voices:
         seeds_seqs = list(dict.fromkeys(
             s for pair in zip(voices.get("lexical", [])[:3], voices.get("semantic", [])[:3], strict=False)
@@ -191,37 +214,39 @@ def _semantic(ix, qvec, pruned, depth: int) -> list[int]:
     """Nearest neighbours within the cue filter.
 
     A broad filter is met by looking deeper into the whole index and keeping the
-    hits that pass (exact, below EXACT_LIMIT, once ``depth`` of them pass); a
-    narrow one by scoring its candidates directly; a huge one by filtering a deep
-    approximate search.
+    hits that pass, checked in two blocks so that most queries check only as many
+    as should pass (exact below EXACT_LIMIT once ``depth`` pass); a narrow one by
+    scoring its candidates directly. A huge store under a narrow filter gets what
+    the deepest allowed search finds.
     """
     if pruned.query is None:
         return [s for s, _ in ix.vectors.search(qvec, depth)]
     if not pruned.candidates:
         return []
     want = min(depth, pruned.candidates)
-    deep = -(-2 * depth * pruned.full_scan // pruned.candidates)  # expect 2x depth to pass
-    if deep <= OVERFETCH_LIMIT:
-        hits = [s for s, _ in ix.vectors.search(qvec, deep)]
-        allowed = ix.lexical.keep(pruned.query, hits)
-        found = [s for s in hits if s in allowed]
-        if len(found) >= want:
+    share = pruned.candidates / pruned.full_scan
+    deep = math.ceil(1.5 * depth / share)  # expect 1.5x depth of the hits to pass
+    if deep <= OVERFETCH_LIMIT or pruned.candidates > BRUTE_FORCE_LIMIT:
+        hits = [s for s, _ in ix.vectors.search(qvec, min(deep, OVERFETCH_LIMIT))]
+        first = math.ceil(want / share)
+        allowed = ix.lexical.keep(pruned.query, hits[:first])
+        found = [s for s in hits[:first] if s in allowed]
+        if len(found) < want:
+            allowed = ix.lexical.keep(pruned.query, hits[first:])
+            found += [s for s in hits[first:] if s in allowed]
+        if len(found) >= want or pruned.candidates > BRUTE_FORCE_LIMIT:
             return found[:depth]
-    if pruned.candidates <= BRUTE_FORCE_LIMIT:
-        restrict = ix.lexical.seqs(pruned.query, pruned.candidates)
-        return [s for s, _ in ix.vectors.search(qvec, depth, restrict)]
-    hits = [s for s, _ in ix.vectors.search(qvec, depth * 20)]
-    allowed = ix.lexical.keep(pruned.query, hits)
-    return [s for s in hits if s in allowed][:depth]
+    restrict = ix.lexical.seqs(pruned.query, pruned.candidates)
+    return [s for s, _ in ix.vectors.search(qvec, depth, restrict)]
 
 
-def _temporal(ix, query: str, buckets: list[str], within, depth: int) -> list[int]:
+def _temporal(ix, query: str, buckets: list[str], within, depth: int, now: str) -> list[int]:
     """Memories in the query's time window, best lexical match first; else the newest ones."""
     if buckets:
         window = ix.lexical.all_of([ix.lexical.term_set("bucket", buckets), within])
         found = [s for s, _ in ix.lexical.search(query, depth, window)]
         return found or ix.lexical.newest(window, depth)
-    return ix.lexical.newest(within, depth)
+    return ix.lexical.newest(within, depth, now)
 
 
 def _vectors(ix, seqs: list[int]) -> dict[int, object]:
