@@ -278,3 +278,24 @@ def test_broad_cue_filter_meets_the_candidates_exact_ranking(capsys, store, tmp_
     broad = [recall(capsys, store, *q, "--explain") for q in queries]
     monkeypatch.setattr(engine, "OVERFETCH_LIMIT", 0)  # always score the candidates one by one
     assert [recall(capsys, store, *q, "--explain") for q in queries] == broad
+
+
+@pytest.mark.parametrize("limit", [1, 3, 10, 40])
+def test_newest_through_time_windows_equals_sorting_everything(tmp_path, limit):
+    """The 7/60/400-day windows only shortcut the sort: same seqs as sorting the whole index,
+    future-dated memories (plans) included."""
+    from memstore.index.lexical import LexicalIndex
+    from memstore.model import memory_from_dict
+    from memstore.timeutil import time_buckets
+
+    days = [-900, -500, -300, -90, -61, -59, -30, -8, -6, -1, 0, 0, 2, 45] * 2
+    mems = []
+    for i, d in enumerate(days):
+        day = f"{np.datetime64('2026-06-30') + np.timedelta64(d, 'D')}"
+        mems.append(memory_from_dict({"id": f"m{i:015x}", "seq": i + 1, "text": f"memory {i}", "kind": "note",
+                                      "occurred_at": day, "precision": "day", "recorded_at": NOW,
+                                      "time_buckets": time_buckets(day, "day")}))
+    lex = LexicalIndex(tmp_path / "lex")
+    lex.add(mems)
+    assert lex.newest(None, limit, NOW) == lex.newest(None, limit)
+    assert len(lex.newest(None, limit, NOW)) == min(limit, len(mems))
