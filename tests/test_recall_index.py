@@ -299,3 +299,29 @@ def test_newest_through_time_windows_equals_sorting_everything(tmp_path, limit):
     lex.add(mems)
     assert lex.newest(None, limit, NOW) == lex.newest(None, limit)
     assert len(lex.newest(None, limit, NOW)) == min(limit, len(mems))
+
+
+def test_catch_up_without_new_memories_leaves_the_vector_files_alone(capsys, store):
+    """A recall appends a usage event; catching up with it must not rewrite the USearch file
+    (at a million memories that is a gigabyte per recall)."""
+    remember(capsys, store, "The staging database listens on port 6432", "2026-06-01T09:00:00Z")
+    recall(capsys, store, "staging")  # builds the indexes
+    rc, _o, err = run(capsys, "--store", str(store), "recall", "staging", "--now", "2026-06-02T09:00:00Z")
+    assert rc == 0, err  # touches: one recall event in the log
+    files = [store / "index" / name for name in ("vectors.usearch", "vectors.usearch.rows", "vectors.usearch.keys")]
+    before = [(p.stat().st_ino, p.stat().st_mtime_ns, p.stat().st_size) for p in files]
+    result = recall(capsys, store, "staging", now="2026-06-03T09:00:00Z")
+    assert len(result["results"]) == 1
+    assert json.loads((store / "index" / "vectors.json").read_text())["watermark"] > 1  # it caught up
+    assert [(p.stat().st_ino, p.stat().st_mtime_ns, p.stat().st_size) for p in files] == before
+
+
+def test_a_truncated_usearch_file_is_refused(tmp_path):
+    emb = HashingEmbedder(32)
+    path = tmp_path / "v.usearch"
+    index = VectorIndex(path, 32)
+    index.add([1, 2, 3], emb.embed(["a", "b", "c"], "passage"))
+    index.save()
+    path.write_bytes(path.read_bytes()[:100])
+    with pytest.raises(ValueError, match="shorter than the 3 vectors"):
+        VectorIndex(path, 32)

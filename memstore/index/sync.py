@@ -10,8 +10,8 @@ code with every watermark at 0, so both give the same indexes.
 from __future__ import annotations
 
 import shutil
-from itertools import islice
 from dataclasses import dataclass
+from itertools import islice
 from pathlib import Path
 
 from .. import __version__

@@ -26,21 +26,33 @@ def sidecars(path: Path) -> tuple[Path, Path]:
 
 
 class VectorIndex:
-    """Opened as a read-only memory map (fast at any size); loaded into memory only to add."""
+    """The flat rows are memory-mapped on open; the USearch file is viewed (memory-mapped,
+    O(n) to open) only when an HNSW search needs it, and loaded into memory only to add."""
 
     def __init__(self, path: Path, dim: int):
-        from usearch.index import Index
-
         self.path = path
         self.dim = dim
-        self.index = Index(ndim=dim, metric="cos", dtype="f32", expansion_add=EXPANSION_ADD)
+        self._index = None  # the USearch index, opened on first use
         self._writable = not path.exists()
         self._pending: list[tuple[object, object]] = []  # (keys, vectors) added, not yet saved
-        if path.exists():
-            self.index.view(str(path))
+        self._dirty = not path.exists()  # a new index is written even when empty
         self._map_rows()
-        if len(self.keys) != len(self.index):
-            raise ValueError(f"{sidecars(path)[1].name} holds {len(self.keys)} seqs, {path.name} {len(self.index)}")
+        if path.exists() and path.stat().st_size < len(self.keys) * dim * 4:
+            raise ValueError(f"{path.name} is shorter than the {len(self.keys)} vectors it should hold")
+
+    @property
+    def index(self):
+        """The USearch index: viewed from its file, or a new one for a new file."""
+        if self._index is None:
+            from usearch.index import Index
+
+            self._index = Index(ndim=self.dim, metric="cos", dtype="f32", expansion_add=EXPANSION_ADD)
+            if self.path.exists():
+                self._index.view(str(self.path))
+                if len(self._index) != len(self.keys):
+                    raise ValueError(f"{sidecars(self.path)[1].name} holds {len(self.keys)} seqs, "
+                                     f"{self.path.name} {len(self._index)}")
+        return self._index
 
     def _map_rows(self) -> None:
         """Map the flat matrix and read its seqs (nothing when the index is new)."""
@@ -62,7 +74,7 @@ class VectorIndex:
             self.rows = np.memmap(rows_path, dtype="<f4", mode="r", shape=(len(self.keys), self.dim))
 
     def __len__(self) -> int:
-        return len(self.index)
+        return len(self.keys) + sum(len(k) for k, _v in self._pending)
 
     def add(self, seqs: list[int], vectors) -> None:
         import numpy as np
@@ -72,8 +84,11 @@ class VectorIndex:
         if not self._writable:  # a viewed index is read-only: load it to extend it
             from usearch.index import Index
 
-            self.index = Index(ndim=self.dim, metric="cos", dtype="f32", expansion_add=EXPANSION_ADD)
-            self.index.load(str(self.path))
+            self._index = Index(ndim=self.dim, metric="cos", dtype="f32", expansion_add=EXPANSION_ADD)
+            self._index.load(str(self.path))
+            if len(self._index) != len(self.keys):
+                raise ValueError(f"{self.path.name} holds {len(self._index)} vectors, "
+                                 f"{sidecars(self.path)[1].name} {len(self.keys)}")
             self._writable = True
         keys = np.asarray(seqs, dtype=np.uint64)
         present = self.index.contains(keys)
@@ -85,16 +100,18 @@ class VectorIndex:
         if keys[0] <= last or np.any(keys[1:] <= keys[:-1]):
             raise ValueError("vectors must be added in ascending seq order")
         self.index.add(keys, vectors, threads=1)  # one thread: the same graph every build
+        self._dirty = True
         self._pending.append((keys, np.ascontiguousarray(vectors, dtype="<f4")))
 
     def save(self) -> None:
         """Append the new rows and keys, then replace the USearch file.
 
-        A crash in between leaves counts that disagree, which the next open
-        reports (ValueError) so the indexes are rebuilt from the log.
+        A crash in between leaves counts that disagree with the manifest (or a torn
+        row, which the next open reports as a ValueError), so the indexes are rebuilt
+        from the log.
         """
-        import numpy as np
-
+        if not self._dirty:  # nothing added: the files on disk are current (and may be large)
+            return
         from ..store.fs import FILE_MODE
 
         rows_path, keys_path = sidecars(self.path)
@@ -110,6 +127,7 @@ class VectorIndex:
         self.index.save(str(tmp))
         tmp.replace(self.path)  # readers holding a map of the old file keep a consistent view
         self._map_rows()
+        self._dirty = False
 
     def _lookup(self, seqs):
         """(seqs that have a vector, ascending; their rows as a float32 matrix)."""
@@ -119,7 +137,9 @@ class VectorIndex:
         if self._pending:  # added but not saved yet: searchable all the same (a copy, rarely needed)
             have = np.concatenate([have, *(k for k, _v in self._pending)])
             rows = np.concatenate([np.asarray(rows), *(v for _k, v in self._pending)])
-        keys = np.unique(np.asarray(list(seqs), dtype=np.uint64))
+        keys = np.sort(np.asarray(list(seqs), dtype=np.uint64))
+        keys = keys[np.concatenate(([True], keys[1:] != keys[:-1]))] if len(keys) else keys  # np.unique
+        # would import numpy.ma, 11 ms of every CLI recall
         at = np.searchsorted(have, keys)
         ok = at < len(have)
         ok[ok] = have[at[ok]] == keys[ok]
@@ -134,7 +154,7 @@ class VectorIndex:
         """[(seq, cosine similarity)] best first; ties broken by seq."""
         import numpy as np
 
-        n = len(self.index)
+        n = len(self)
         if n == 0 or limit <= 0:
             return []
         if restrict is not None:
@@ -145,7 +165,17 @@ class VectorIndex:
             top = np.lexsort((keys, -sims))[:limit]  # best similarity, then lowest seq
             return [(int(keys[i]), float(sims[i])) for i in top]
         # over-fetch so that ties at the cut are broken by seq, not by the search's internals
-        m = self.index.search(query, min(limit + 32, n), exact=n <= EXACT_LIMIT, threads=1)
-        pairs = [(int(k), round(1.0 - float(d), 5)) for k, d in zip(m.keys, m.distances, strict=True)]
+        count = min(limit + 32, n)
+        if n <= EXACT_LIMIT and not self._pending:
+            # USearch's exact search over the mapped rows: the same distances as the index's
+            # exact search, without opening the USearch file
+            from usearch.index import search as exact_search
+
+            m = exact_search(self.rows, query, count, "cos", exact=True, threads=1)
+            found = self.keys[m.keys]
+        else:
+            m = self.index.search(query, count, exact=n <= EXACT_LIMIT, threads=1)
+            found = m.keys
+        pairs = [(int(k), round(1.0 - float(d), 5)) for k, d in zip(found, m.distances, strict=True)]
         pairs.sort(key=lambda p: (-p[1], p[0]))
         return pairs[:limit]
