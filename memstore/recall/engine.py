@@ -225,7 +225,7 @@ def _semantic(ix, qvec, pruned, depth: int) -> list[int]:
         return []
     want = min(depth, pruned.candidates)
     share = pruned.candidates / pruned.full_scan
-    deep = math.ceil(1.5 * depth / share)  # expect 1.5x depth of the hits to pass
+    deep = math.ceil(1.2 * depth / share)  # expect 1.2x depth of the hits to pass
     if deep <= OVERFETCH_LIMIT or pruned.candidates > BRUTE_FORCE_LIMIT:
         hits = [s for s, _ in ix.vectors.search(qvec, min(deep, OVERFETCH_LIMIT))]
         first = math.ceil(want / share)
