@@ -13,11 +13,12 @@ from ..output import emit_json, emit_jsonl, is_tty, note, out
 HELP = """Find the memories that answer a question, best first.
 
 Four voices rank candidates: lexical (Tantivy BM25, English stemming and CJK
-bigrams), semantic (USearch over embeddings), temporal (the query's time window,
-else the newest) and graph (two hops from the best matches along shared subject,
-provenance, supersession and actor). They are fused with weighted reciprocal
-rank fusion (weights follow the query's intent), scaled by effective salience at
---now, and diversified with MMR. Cue options filter exactly: values of one
+bigrams, function words dropped), semantic (USearch over embeddings), temporal
+(the query's time window, else the newest) and graph (two hops from the best
+matches along shared subject, provenance, supersession, and actor on the same
+day). They are fused with weighted reciprocal rank fusion (weights follow the
+query's intent; a lexical hit counts by the share of the query's terms it
+holds), scaled by effective salience at --now, and diversified with MMR. Cue options filter exactly: values of one
 option are OR-ed, different options AND-ed. Superseded and forgotten memories
 are hidden unless --as-of asks what was believed at a past time; expired and
 faded ones are ranked lower but stay findable. Indexes catch up with the log
