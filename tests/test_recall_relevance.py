@@ -39,7 +39,7 @@ def test_hybrid_beats_bm25_alone(capsys, store):
     hybrid = _eval(capsys, store)["all"]
     bm25 = _eval(capsys, store, "lexical")["all"]
     assert hybrid["questions"] >= 80
-    assert hybrid["recall@5"] >= 0.84  # measured 0.870
+    assert hybrid["recall@5"] >= 0.85  # measured 0.880
     assert bm25["recall@5"] <= 0.70
     assert hybrid["recall@5"] > bm25["recall@5"] + 0.08
     assert hybrid["mrr"] > bm25["mrr"] + 0.08
@@ -61,6 +61,7 @@ def test_categories_that_need_the_semantic_voice(capsys, store):
     assert report["cross_en_ja"]["hit@10"] >= 0.6
     assert report["cross_ja_en"]["hit@10"] >= 0.5
     assert report["faded"]["hit@5"] >= 0.9  # demoted, never unreachable
+    assert report["paraphrase"]["hit@5"] == 1.0  # diversification keeps the fact itself
 
 
 def test_the_lexical_voice_does_not_cost_recall_at_5(capsys, store):

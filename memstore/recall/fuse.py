@@ -19,22 +19,26 @@ def rrf(voices: dict[str, list[int]], weights: dict[str, float], k: int,
 
 
 def mmr(order: list[int], scores: dict[int, float], vectors: dict[int, object], k: int,
-        lam: float) -> list[int]:
-    """Pick k items maximising lam*relevance - (1-lam)*max similarity to those picked.
+        lam: float, floor: float = 0.0) -> list[int]:
+    """Pick k items maximising lam*relevance - (1-lam)*redundancy with those picked.
 
-    Relevance is the score scaled to [0, 1]; items without a vector count as
-    dissimilar to everything. Ties keep the input order, so the result is stable.
+    Relevance is the score scaled to [0, 1]. Redundancy is the cosine rescaled so
+    that ``floor`` (a similarity the embedder gives texts about different facts)
+    counts as 0 and identity as 1: retrieval models put most pairs of related texts
+    above 0.8, where raw cosine cannot tell a paraphrase from a neighbour. Items
+    without a vector count as dissimilar to everything. Ties keep the input order,
+    so the result is stable.
     """
     if not order:
         return []
     top = max(scores[s] for s in order) or 1.0
     picked: list[int] = []
     remaining = list(order)
-    sims: dict[int, float] = dict.fromkeys(order, 0.0)
+    redundancy: dict[int, float] = dict.fromkeys(order, 0.0)
     while remaining and len(picked) < k:
         best, best_value = None, None
         for s in remaining:
-            value = lam * scores[s] / top - (1 - lam) * sims[s]
+            value = lam * scores[s] / top - (1 - lam) * redundancy[s]
             if best_value is None or value > best_value + 1e-12:
                 best, best_value = s, value
         picked.append(best)
@@ -44,5 +48,6 @@ def mmr(order: list[int], scores: dict[int, float], vectors: dict[int, object], 
             for s in remaining:
                 vs = vectors.get(s)
                 if vs is not None:
-                    sims[s] = max(sims[s], float(vs @ vb))
+                    r = max(0.0, (float(vs @ vb) - floor) / (1.0 - floor))
+                    redundancy[s] = max(redundancy[s], r)
     return picked
