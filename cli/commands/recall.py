@@ -18,11 +18,12 @@ bigrams, function words dropped), semantic (USearch over embeddings), temporal
 matches along shared subject, provenance, supersession, and actor on the same
 day). They are fused with weighted reciprocal rank fusion (weights follow the
 query's intent; a lexical hit counts by the share of the query's terms it
-holds), scaled by effective salience at --now, and diversified with MMR. Cue options filter exactly: values of one
-option are OR-ed, different options AND-ed. Superseded and forgotten memories
-are hidden unless --as-of asks what was believed at a past time; expired and
-faded ones are ranked lower but stay findable. Indexes catch up with the log
-first. Unless --no-touch, the returned memories' recall counts go up."""
+holds), scaled by effective salience at --now, and diversified with MMR. Cue
+options filter exactly: values of one option are OR-ed, different options
+AND-ed. Superseded and forgotten memories are hidden unless --as-of asks what
+was believed at a past time; expired and faded ones are ranked lower but stay
+findable. Indexes catch up with the log first. Unless --no-touch, the returned
+memories' recall counts go up."""
 
 EPILOG = """\b
 Examples:
@@ -145,6 +146,8 @@ def _render(result: dict, explain: bool) -> None:
         for r in rows:
             ex = r["explain"]
             ranks = " ".join(f"{v}={n}" for v, n in ex["ranks"].items())
+            if "coverage" in ex:  # the share of the query's terms a lexical hit holds
+                ranks += f" coverage={ex['coverage']}"
             out(f"    {r['id']}: {ranks}; rrf={ex['rrf']} salience={ex['salience']} decay={ex['decay']}"
                 + (f"; demoted: {ex['demoted']}" if ex["demoted"] else ""))
     s = result["stats"]

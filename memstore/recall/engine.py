@@ -179,6 +179,7 @@ def recall(req: Request, ix, *, now: str, config) -> dict:
             row["explain"] = {
                 **why[seq],
                 "ranks": {v: voices[v].index(seq) + 1 for v in voices if seq in voices[v]},
+                **({"coverage": round(scale["lexical"][seq], 4)} if scale and seq in scale["lexical"] else {}),
                 "decay": round(ex["decayed_composite"] / ex["composite"], 4) if ex["composite"] else 1.0,
                 "protected": ex["protected"],
                 "demoted": _demotion(m, why[seq]),
