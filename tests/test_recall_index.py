@@ -365,3 +365,23 @@ def test_recall_shows_other_facts_before_more_paraphrases(capsys, store):
         remember(capsys, store, t, f"2026-06-01T09:{i:02d}:00Z")
     got = [r["text"] for r in recall(capsys, store, "billing database tables", "--k", "5")["results"]]
     assert len([t for t in got if t in others]) >= 2, got
+
+
+def test_exact_search_over_the_rows_equals_the_usearch_index(tmp_path):
+    """Below EXACT_LIMIT the rows are searched without opening the USearch file; the
+    answers (similarities included) are the index's own exact search."""
+    emb = HashingEmbedder(64)
+    texts = [f"memory {i} about topic {i % 7} and detail {i * 13 % 11}" for i in range(400)]
+    path = tmp_path / "v.usearch"
+    index = VectorIndex(path, 64)
+    index.add(list(range(2, 802, 2)), emb.embed(texts, "passage"))
+    index.save()
+    viewed = VectorIndex(path, 64)
+    questions = [emb.embed([q], "query")[0] for q in ("topic 3 detail 5", "memory 42", "nothing alike")]
+    answers = [viewed.search(qv, 10) for qv in questions]
+    assert viewed._index is None  # the USearch file was not opened
+    for qv, got in zip(questions, answers, strict=True):
+        m = viewed.index.search(qv, 42, exact=True, threads=1)
+        pairs = sorted(((int(k), round(1.0 - float(d), 5)) for k, d in zip(m.keys, m.distances, strict=True)),
+                       key=lambda p: (-p[1], p[0]))
+        assert got == pairs[:10]
