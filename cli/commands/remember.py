@@ -1,5 +1,3 @@
-from __future__ import annotations
-
 import gc
 from contextlib import contextmanager
 from pathlib import Path

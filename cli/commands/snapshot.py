@@ -1,5 +1,3 @@
-from __future__ import annotations
-
 from ..common import JsonOpt, NowOpt, env
 from ..output import emit_json, note
 
