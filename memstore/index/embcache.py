@@ -11,7 +11,7 @@ import hashlib
 import os
 from pathlib import Path
 
-from ..store.fs import FILE_MODE, ensure_dir
+from ..store.fs import FILE_MODE, ensure_dir, write_all
 
 _LOADED: dict[Path, tuple[int, dict]] = {}  # path -> (bytes read, entries): one read per process
 
@@ -90,7 +90,7 @@ class EmbeddingCache:
             size = os.fstat(fd).st_size
             if size % rec.itemsize:  # a torn record from a crash: cut it before appending
                 os.ftruncate(fd, size - size % rec.itemsize)
-            os.write(fd, arr.tobytes())
+            write_all(fd, arr)
         finally:
             os.close(fd)
 

@@ -112,14 +112,14 @@ class VectorIndex:
         """
         if not self._dirty:  # nothing added: the files on disk are current (and may be large)
             return
-        from ..store.fs import FILE_MODE
+        from ..store.fs import FILE_MODE, write_all
 
         rows_path, keys_path = sidecars(self.path)
         for target, part in ((rows_path, 1), (keys_path, 0)):
             fd = os.open(target, os.O_WRONLY | os.O_APPEND | os.O_CREAT, FILE_MODE)
             try:
                 for item in self._pending:
-                    os.write(fd, item[part].tobytes())
+                    write_all(fd, item[part])
             finally:
                 os.close(fd)
         self._pending = []

@@ -43,15 +43,20 @@ def ensure_dir(path: Path) -> None:
         raise os_error(exc, path, "create directory") from None
 
 
+def write_all(fd: int, data) -> None:
+    """os.write until every byte is written (one call may write fewer, e.g. past 2 GiB)."""
+    view = memoryview(data).cast("B")
+    while view:
+        view = view[os.write(fd, view):]
+
+
 def write_atomic(path: Path, data: bytes) -> None:
     """Write a whole file so that readers see the old or the new version, never a mix."""
     tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
     try:
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, FILE_MODE)
         try:
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view):]
+            write_all(fd, data)
             os.fsync(fd)
         finally:
             os.close(fd)
