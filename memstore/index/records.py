@@ -1,8 +1,9 @@
 """Current records, in a Tantivy index keyed by memory id (a small document store).
 
 Each memory is one document: the record as canonical JSON (stored) plus raw
-terms for the graph's edges and the fields that change over time (actor,
-subject, status, level, tier). A changed record is replaced (delete by id, add).
+terms for the graph's subject edge and the fields that change over time
+(subject, status, level, tier); the actor edge runs in the lexical index, bounded
+by time. A changed record is replaced (delete by id, add).
 Nothing here is scored, so deleted documents never skew a ranking.
 """
 
@@ -15,14 +16,13 @@ from ..model import Memory, memory_from_dict, memory_to_dict
 from .lexical import time_order
 from .terms import any_of
 
-FORMAT = "memstore-records/2"
+FORMAT = "memstore-records/3"
 # graph edges and the mutable fields; cue filtering itself runs in the lexical index
-DIMENSIONS = ("actor", "subject", "status", "level", "tier")
+DIMENSIONS = ("subject", "status", "level", "tier")
 
 
 def record_terms(m: Memory) -> dict[str, list[str]]:
     return {
-        "actor": [a.casefold() for a in m.actors],
         "subject": [m.subject.casefold()] if m.subject else [],
         "status": [m.status],
         "level": [m.level],
