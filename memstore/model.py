@@ -9,7 +9,7 @@ from __future__ import annotations
 import hashlib
 import re
 import unicodedata
-from dataclasses import dataclass, field, fields
+from dataclasses import MISSING, dataclass, field, fields
 
 # The seven salience axes, each in [0, 1]. Order is the canonical order.
 AXES = ("importance", "urgency", "risk", "novelty", "emotion", "recurrence", "actionability")
@@ -22,7 +22,7 @@ OUTCOMES = ("positive", "negative", "pending")
 TIERS = ("short", "long")
 STATUSES = ("active", "expired", "archived", "superseded", "invalidated")
 LEVELS = ("raw", "summary", "pattern", "principle", "policy")
-# Where a memory came from sets its initial confidence (veracity) [002].
+# Where a memory came from sets its initial confidence (veracity; memstore(7), SALIENCE).
 SOURCES = {"human": 1.0, "agent": 0.7, "tool": 0.5, "imported": 0.6}
 
 
@@ -49,43 +49,99 @@ class Salience:
         return Salience(**{a: max(getattr(self, a), getattr(other, a)) for a in AXES})
 
 
+def _doc(default=MISSING, *, doc: str, default_factory=MISSING):
+    """A Memory field with its memstore(5) RECORD FIELDS text in metadata["doc"].
+
+    Class-level only: the generated __init__ is the same as with a plain default.
+    """
+    return field(default=default, default_factory=default_factory, metadata={"doc": doc})
+
+
 @dataclass(frozen=True, slots=True)
 class Memory:
-    id: str
-    text: str
-    recorded_at: str
-    occurred_at: str
-    precision: str
-    kind: str = "note"
-    key: str | None = None
-    subject: str | None = None
-    domain: str | None = None
-    actors: tuple[str, ...] = ()
-    outcome: str | None = None
-    time_buckets: tuple[str, ...] = ()
-    tier: str = "short"
-    status: str = "active"
-    level: str = "raw"
-    salience: Salience = field(default_factory=Salience)
-    confidence: float = 1.0
-    source: str = "human"
-    valid_from: str | None = None
-    invalid_at: str | None = None
-    superseded_by: str | None = None
-    derived_from: tuple[str, ...] = ()
-    recall_count: int = 0
-    last_recalled_at: str | None = None
-    mention_count: int = 1
-    last_reinforced_at: str | None = None
-    expires_at: str | None = None
-    seq: int = 0  # log position of the event that created it (stable sort key)
+    """One record: the fold of the events that touched it. Each field's metadata["doc"]
+    is its documentation (man/gen.py renders it into memstore(5), RECORD FIELDS)."""
+
+    id: str = _doc(doc=(
+        "Content-derived identifier: \"m\" and the first 15 hex digits of the SHA-256 of the "
+        "domain, the subject and the normalised text (NFKC, runs of white space as one space, "
+        "case-folded), joined by U+001F. The same text on the same subject and domain has the "
+        "same id in every store."))
+    text: str = _doc(doc="The memory itself (at most memory.max_text_chars characters).")
+    recorded_at: str = _doc(doc="Record time: the --now of the command that wrote it.")
+    occurred_at: str = _doc(doc=(
+        "Event time, as precise as it is known: YYYY, YYYY-MM, YYYY-MM-DD or YYYY-MM-DDTHH:MMZ "
+        "(from --occurred-at, default --now)."))
+    precision: str = _doc(doc="The precision of occurred_at: year, month, day or minute.")
+    kind: str = _doc("note", doc=(
+        "What sort of memory: note, meeting, decision, incident, deal, preference, definition, "
+        "fact, plan, procedure, disambiguation or policy."))
+    key: str | None = _doc(None, doc=(
+        "The caller's idempotency key or external id (--key), or null; a second write with the "
+        "same key is a no-op. Keys map to ids in the state (and in snapshot metadata)."))
+    subject: str | None = _doc(None, doc=(
+        "Topic label, or null; consolidation groups and compares memories by subject."))
+    domain: str | None = _doc(None, doc="Scope (e.g. eng, personal), or null; part of the id.")
+    actors: tuple[str, ...] = _doc((), doc="People or agents involved (a list, possibly empty).")
+    outcome: str | None = _doc(None, doc=(
+        "positive, negative, pending or null; distill learns policies from outcomes."))
+    time_buckets: tuple[str, ...] = _doc((), doc=(
+        "Search keys expanded from occurred_at at write time: year, month, day and ISO week, as "
+        "far as the precision allows (e.g. 2026, 2026-06, 2026-06-07, 2026-W23); an abstraction "
+        "carries its sources' buckets."))
+    tier: str = _doc("short", doc=(
+        "short (expires after memory.short_ttl_days unless consolidated) or long."))
+    status: str = _doc("active", doc=(
+        "active, expired (short-term TTL passed), archived (merged into another record), "
+        "superseded (replaced; see superseded_by) or invalidated (forgotten, or an abstraction "
+        "whose sources no longer hold). Nothing is ever deleted."))
+    level: str = _doc("raw", doc=(
+        "Rung of the abstraction ladder: raw, summary, pattern, principle or policy."))
+    salience: Salience = _doc(default_factory=Salience, doc=(
+        "The seven axes, each in [0,1]: importance, urgency, risk, novelty, emotion, recurrence, "
+        "actionability (see memstore(7)). Stored undecayed; decay is computed at --now."))
+    confidence: float = _doc(1.0, doc=(
+        "Belief in the memory, in [0,1]. Set by source (human 1.0, agent 0.7, tool 0.5, imported "
+        "0.6) unless given; only rises on reinforcement."))
+    source: str = _doc("human", doc=(
+        "Where it came from: human, agent, tool or imported. The abstractions and policies "
+        "distill makes are tool."))
+    valid_from: str | None = _doc(None, doc=(
+        "Bitemporal start: the record time from which it holds."))
+    invalid_at: str | None = _doc(None, doc=(
+        "Bitemporal end: when it stopped holding (superseded or forgotten), else null."))
+    superseded_by: str | None = _doc(None, doc="The id of the record that replaced it, else null.")
+    derived_from: tuple[str, ...] = _doc((), doc=(
+        "Provenance: the ids an abstraction or a policy was made from."))
+    recall_count: int = _doc(0, doc=(
+        "How many recalls returned it (not counting --no-touch); boosts salience by "
+        "1 + ln(1 + recall_count)."))
+    last_recalled_at: str | None = _doc(None, doc=(
+        "Record time of the last recall that returned it, else null."))
+    mention_count: int = _doc(1, doc=(
+        "How many times it was said: 1, plus reinforcements and merged duplicates."))
+    last_reinforced_at: str | None = _doc(None, doc=(
+        "When it was last said again; decay runs from the latest of recorded_at, "
+        "last_reinforced_at and last_recalled_at."))
+    expires_at: str | None = _doc(None, doc=(
+        "When a short-term memory expires (recorded_at + memory.short_ttl_days); null for "
+        "long-term ones."))
+    seq: int = _doc(0, doc=(
+        "Log position of the event that created it: the canonical sort key of every listing."))
     # Lifecycle links, set by the fold of consolidate/distill/conflict events (memstore(7)).
-    merged_into: str | None = None  # archived duplicate or promoted group member -> the record kept
-    abstracted_by: str | None = None  # the derived record recall should prefer to this one
-    conflicts_with: tuple[str, ...] = ()  # open conflicts: the other records' ids
-    reconciled_with: tuple[str, ...] = ()  # conflicts a person settled as keep both / dismiss
-    reason: str | None = None  # why it was invalidated or superseded
-    direction: str | None = None  # policies only: mitigate | reinforce
+    merged_into: str | None = _doc(None, doc=(
+        "For an archived duplicate or a promoted group member: the id of the record kept."))
+    abstracted_by: str | None = _doc(None, doc=(
+        "The id of the abstraction recall should prefer to this record."))
+    conflicts_with: tuple[str, ...] = _doc((), doc=(
+        "Ids of the records it is in open conflict with."))
+    reconciled_with: tuple[str, ...] = _doc((), doc=(
+        "Ids of records a person ruled compatible (conflicts resolved as both or dismiss): never "
+        "flagged again."))
+    reason: str | None = _doc(None, doc=(
+        "Why it was invalidated or superseded (the --reason of forget, or the conflict)."))
+    direction: str | None = _doc(None, doc=(
+        "Policies only: mitigate (learned from negative outcomes) or reinforce (positive)."))
 
 
 MEMORY_FIELDS = tuple(f.name for f in fields(Memory))
