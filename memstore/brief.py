@@ -1,4 +1,4 @@
-"""The morning briefing: the day's working memory as a short Markdown page [004].
+"""The morning briefing: the day's working memory as a short Markdown page (memstore(7), RECALL).
 
 A pure function of (state, now, config): the most salient active memories, the
 active policies, open conflicts, outcomes still pending, and what faded below

@@ -1,7 +1,8 @@
-"""LLM-free classification of free text into kind, tier and base salience [000].
+"""LLM-free classification of free text into kind, tier and base salience.
 
-Rough by design: the value of a memory is decided later by consolidation. The
-rules are ordered; the first that matches wins. Explicit options override them.
+Rough by design: the value of a memory is decided later by consolidation
+(memstore(7), SALIENCE). The rules are ordered; the first that matches wins.
+Explicit options override them.
 """
 
 from __future__ import annotations

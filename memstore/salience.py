@@ -2,13 +2,13 @@
 
 Used by recall (ranking), distill (the floor) and ``show --explain``. Pure
 functions of (record, config, now); documented with a worked example in
-memstore(7).
+memstore(7) (SALIENCE explains each line below, WORKED EXAMPLE works one through).
 
-    composite = sum(weight[a] * axis[a]) * (0.6 + 0.4 * confidence)          [000]
-    protected = risk >= 0.7 or importance >= 0.7                              [000]
+    composite = sum(weight[a] * axis[a]) * (0.6 + 0.4 * confidence)
+    protected = risk >= 0.7 or importance >= 0.7
     decayed axis[a] at now = axis[a] * 0.5 ** (days since last use / half_life[a])
-    effective = min(1, composite(decayed) * (1 + ln(1 + recall_count)))       [001]
-    key memories (importance >= floor_importance) never fall below importance_floor [004]
+    effective = min(1, composite(decayed) * (1 + ln(1 + recall_count)))
+    key memories (importance >= floor_importance) never fall below importance_floor
     protected memories do not decay.
 """
 
@@ -21,7 +21,8 @@ from .timeutil import days_between
 
 
 def gate(confidence: float) -> float:
-    """Uncertain memories lose up to 40% of their weight, never all of it [000]."""
+    """Uncertain memories lose up to 40% of their weight, never all of it
+    (memstore(7), SALIENCE)."""
     return 0.6 + 0.4 * confidence
 
 

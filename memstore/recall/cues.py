@@ -1,4 +1,4 @@
-"""Cue pruning without a full scan [000].
+"""Cue pruning without a full scan (memstore(7), RECALL).
 
 Cues are unioned within a dimension and intersected across dimensions. The
 intersection runs inside Tantivy, which drives it from the smallest posting

@@ -48,14 +48,16 @@ def _cues(req: Request) -> dict[str, list[str]]:
 
 
 def _visible(m: Memory, now: str, as_of: str | None) -> bool:
-    """Current beliefs at now; with as_of, what was believed then (bitemporal) [003]."""
+    """Current beliefs at now; with as_of, what was believed then (bitemporal:
+    memstore(7), RECALL)."""
     if as_of is None:
         return m.recorded_at <= now and m.status not in HIDDEN
     return m.recorded_at <= as_of and (m.invalid_at is None or m.invalid_at > as_of)
 
 
 def _graph(ix, seeds: list[Memory], within, limit: int) -> list[int]:
-    """Two hops from the seeds along subject, provenance, supersede and actor edges [002]."""
+    """Two hops from the seeds along subject, provenance, supersede and actor edges
+    (memstore(7), RECALL)."""
     order: list[tuple[int, int, int, int]] = []  # (hop, edge strength, seed rank, -seq)
     seen: set[int] = {m.seq for m in seeds}
     frontier = [(m, i) for i, m in enumerate(seeds)]

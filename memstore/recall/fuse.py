@@ -1,4 +1,4 @@
-"""Weighted reciprocal-rank fusion and MMR diversification [002][003]."""
+"""Weighted reciprocal-rank fusion and MMR diversification (memstore(7), RECALL)."""
 
 from __future__ import annotations
 

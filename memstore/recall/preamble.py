@@ -1,9 +1,10 @@
-"""The prompt preamble: active policies plus a few memories, framed as user data [002][003].
+"""The prompt preamble: active policies plus a few memories, framed as user data.
 
 Omitted entirely when there is nothing to say; memories only for queries of at
 least ``preamble_min_query`` characters, at most ``preamble_max`` of them within
 ``preamble_chars``. Memory text is flattened to one line and quoted so it cannot
 break out of the framing (a stored "ignore previous instructions" stays data).
+Why: memstore(7), RECALL.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ def certainty(confidence: float) -> str:
 
 
 def active_policies(ix, now: str) -> list:
-    """Every active policy record (pushed to every prompt, unfiltered) [002]."""
+    """Every active policy record (pushed to every prompt, unfiltered) (memstore(7), RECALL)."""
     found = ix.records.posting("level", ["policy"])
     return sorted((m for m in found if m.status == "active" and m.recorded_at <= now),
                   key=lambda m: (-m.confidence, m.seq))
