@@ -32,17 +32,15 @@ class Store:
         self.config = load_config(self.layout.read_config_text())
 
     def remember(self, text: str, *, now: str, **fields) -> str | None:
-        """Store a memory; returns its id (None for a greeting that was not stored)."""
-        from .remember import plan, validate
-        from .store.log import append
-        from .store.lookup import known_all
+        """Store a memory; returns its id (None for a greeting that was not stored).
+        Concurrent callers (threads or processes) with the same text or key get one record."""
+        from . import writes
+        from .remember import validate
 
         now = _now(now)
         draft = validate({"text": text, **fields}, max_chars=self.config["memory"]["max_text_chars"])
-        (outcome,) = plan([draft], known_all(self.layout), now, self.config)
-        if outcome.event is not None:
-            append(self.layout, [outcome.event], now)
-        return outcome.id
+        (decision,) = writes.remember(self.layout, [draft], now=now, config=self.config)
+        return decision.id
 
     def _indexes(self):
         from .index.sync import open_indexes
@@ -58,26 +56,38 @@ class Store:
         return recall(build_request({"query": query, "k": k, **cues}, now), self._indexes(), now=now,
                       config=self.config)
 
-    def _stage(self, stage, now: str, **kw) -> list[dict]:
-        from .store.log import append
-        from .store.open import load_state
-
-        now = _now(now)
-        state, _ = load_state(self.layout)
-        events = stage(state, now=now, config=self.config, **kw)
-        append(self.layout, events, now)
-        return events
-
-    def consolidate(self, *, now: str) -> list[dict]:
-        from .consolidate import consolidate
+    def consolidate(self, *, now: str, dry_run: bool = False) -> list[dict]:
+        """Run consolidation at ``now``; returns the events appended (with their seqs)."""
+        from . import writes
         from .embed import make_embedder
 
-        return self._stage(consolidate, now, embedder=make_embedder(self.config))
+        return writes.consolidate(self.layout, now=_now(now), config=self.config,
+                                  embedder=make_embedder(self.config), dry_run=dry_run).events
 
-    def distill(self, *, now: str) -> list[dict]:
-        from .distill import distill
+    def distill(self, *, now: str, dry_run: bool = False) -> list[dict]:
+        """Run distillation at ``now``; returns the events appended (with their seqs)."""
+        from . import writes
 
-        return self._stage(distill, now)
+        return writes.distill(self.layout, now=_now(now), config=self.config, dry_run=dry_run).events
+
+    def forget(self, ref: str, *, now: str, reason: str | None = None) -> bool:
+        """Invalidate a memory by id or key; False when it was forgotten already."""
+        from . import writes
+
+        return writes.forget(self.layout, ref, now=_now(now), reason=reason).changed
+
+    def resolve_conflict(self, ref: str, keep: str, *, now: str, note: str | None = None) -> str:
+        """A person's decision on a conflict (keep new, old, both or dismiss); returns its id."""
+        from . import writes
+
+        return writes.resolve_conflict(self.layout, ref, keep, now=_now(now), note=note).conflict
+
+    def judge(self, situation: str, *, now: str, k: int | None = None) -> dict:
+        """The judge result object (as `memstore judge --json` prints it)."""
+        from .judge import judge
+
+        now = _now(now)
+        return judge(self._indexes(), situation, now=now, config=self.config, k=k)
 
     def state(self):
         from .store.open import load_state

@@ -28,7 +28,7 @@ from .conflicts import (
     single_valued,
     value_swap,
 )
-from .lifecycle_ops import RETIRED, apply
+from .fold import RETIRED, apply_stage
 from .model import AXES, Memory, normalize_text
 from .salience import composite
 from .timeutil import ts_after
@@ -142,7 +142,7 @@ def _near_duplicates(s, now: str, config, embedder) -> list[dict]:
                 batch = conflict_events(old, new, rule, now, config, f"cosine {cosine}")
             else:
                 continue
-            apply(s, batch)
+            apply_stage(s, batch)
             events += batch
     return events
 
@@ -204,7 +204,7 @@ def consolidate(state, *, now: str, config, embedder=None) -> list[dict]:
         for stage in (_expire, _near_duplicates, _promote, _policy_conflicts, _retire):
             found = stage(work, now, config, embedder) if stage is _near_duplicates else stage(work, now, config)
             if stage is not _near_duplicates:
-                apply(work, found)
+                apply_stage(work, found)
             batch += found
         if not batch:
             return events

@@ -28,7 +28,7 @@ from __future__ import annotations
 import hashlib
 
 from .conflicts import policy_conflicts
-from .lifecycle_ops import apply
+from .fold import apply_stage
 from .model import AXES, LEVELS, Memory, Salience, memory_to_dict
 from .policies import DIRECTION, cause_key, cause_label, evidence_groups, policy_id, policy_record
 from .salience import effective, is_protected
@@ -217,7 +217,7 @@ def distill(state, *, now: str, config, embedder=None) -> list[dict]:
         batch: list[dict] = []
         for stage in (_policies, _climb, policy_conflicts):
             found = stage(work, now, config)
-            apply(work, found)
+            apply_stage(work, found)
             batch += found
         if not batch:
             return events

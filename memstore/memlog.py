@@ -10,8 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from .codec import loads
-from .remember import plan, validate
-from .state import State, fold
+from .fold import fold
+from .remember import decide_writes, validate
+from .state import State
 
 
 @dataclass
@@ -29,9 +30,9 @@ class MemLog:
     def remember(self, objs: list[dict], now: str, config) -> list[str | None]:
         """``memstore remember --jsonl`` in process: returns each request's id (None: skipped)."""
         drafts = [validate(o, max_chars=config["memory"]["max_text_chars"]) for o in objs]
-        outcomes = plan(drafts, _Known(self.state), now, config)
-        self.append([o.event for o in outcomes if o.event is not None], now)
-        return [o.id for o in outcomes]
+        decisions = decide_writes(drafts, _Known(self.state), now, config)
+        self.append([d.event for d in decisions if d.event is not None], now)
+        return [d.id for d in decisions]
 
     def replay(self, jsonl: str, config) -> MemLog:
         """Lines of JSON, each stamped with its time ``at``: an object with an ``op`` is an

@@ -1,6 +1,6 @@
 """The write path as pure functions: validate input, build records, plan events.
 
-``plan(drafts, known, now, config)`` decides per draft: a repeated caller key is a
+``decide_writes(drafts, known, now, config)`` decides per draft: a repeated caller key is a
 no-op (same id back), the same text/subject/domain is a ``reinforce``, a greeting
 is skipped, anything else is an ``add``. Near-duplicates and contradictions are
 decided later by ``consolidate`` (memstore(7)).
@@ -54,7 +54,7 @@ class Draft:
 
 
 @dataclass(frozen=True, slots=True)
-class Outcome:
+class WriteDecision:
     action: str  # add | reinforce | noop | skip
     id: str | None
     memory: Memory | None
@@ -250,20 +250,20 @@ def _expiry(now: str, ttl: float) -> str:
     return ts_after(now, ttl)
 
 
-def plan(drafts: list[Draft], known, now: str, config) -> list[Outcome]:
+def decide_writes(drafts: list[Draft], known, now: str, config) -> list[WriteDecision]:
     """Decide each draft's write; later drafts see earlier ones (bulk files repeat themselves)."""
     new_ids: set[str] = set()
     new_keys: dict[str, str] = {}
-    out: list[Outcome] = []
+    out: list[WriteDecision] = []
     for draft in drafts:
         if draft.key is not None:
             existing = new_keys.get(draft.key) or known.key_id(draft.key)
             if existing is not None:
-                out.append(Outcome("noop", existing, None, None, "key already remembered"))
+                out.append(WriteDecision("noop", existing, None, None, "key already remembered"))
                 continue
         memory = build(draft, now, config)
         if memory is None:
-            out.append(Outcome("skip", None, None, None, "greeting or acknowledgement"))
+            out.append(WriteDecision("skip", None, None, None, "greeting or acknowledgement"))
             continue
         if memory.id in new_ids or known.has_id(memory.id):
             event = {"op": "reinforce", "at": now, "id": memory.id,
@@ -271,12 +271,12 @@ def plan(drafts: list[Draft], known, now: str, config) -> list[Outcome]:
             if draft.key is not None:
                 event["key"] = draft.key
                 new_keys[draft.key] = memory.id
-            out.append(Outcome("reinforce", memory.id, memory, event, "same text already remembered"))
+            out.append(WriteDecision("reinforce", memory.id, memory, event, "same text already remembered"))
             continue
         record = memory_to_dict(memory)
         del record["seq"]  # the log assigns it
         new_ids.add(memory.id)
         if draft.key is not None:
             new_keys[draft.key] = memory.id
-        out.append(Outcome("add", memory.id, memory, {"op": "remember", "at": now, "memory": record}))
+        out.append(WriteDecision("add", memory.id, memory, {"op": "remember", "at": now, "memory": record}))
     return out

@@ -35,7 +35,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .codec import JSONDecodeError, loads
-from .state import APPLY, State, state_rows
+from .fold import apply_event, known_op
+from .state import State, state_rows
 from .store.fs import DIR_MODE, FILE_MODE, exclusive_lock
 from .store.layout import Layout
 from .store.log import _quarantine, log_files
@@ -182,22 +183,16 @@ def _check_event(event, path: Path, n: int) -> tuple[int | None, list[Finding]]:
 
 
 def _apply(fold: _Fold, event: dict) -> str | None:
-    s = fold.state
     seq = event["seq"]
-    if seq <= s.seq:
+    if seq <= fold.state.seq:
         return None  # a duplicate seq: reported by the sequence check; readers skip it too
-    handler = APPLY.get(event["op"])
-    if handler is None:
-        problem = f"seq {seq}: unknown op {event['op']!r} (skipped by this memstore; a newer version wrote it?)"
-    else:
-        try:
-            handler(s, event)
-            problem = None
-        except Exception as exc:  # a malformed payload: every reader would fail on it
-            problem = f"seq {seq}: {event['op']} event cannot be applied ({type(exc).__name__}: {exc})"
-    s.seq = seq
-    s.at = event["at"] if s.at is None or event["at"] > s.at else s.at
-    return problem
+    try:
+        apply_event(fold.state, event)
+    except Exception as exc:  # a malformed payload: every reader would fail on it
+        return f"seq {seq}: {event['op']} event cannot be applied ({type(exc).__name__}: {exc})"
+    if not known_op(event["op"]):
+        return f"seq {seq}: unknown op {event['op']!r} (skipped by this memstore; a newer version wrote it?)"
+    return None
 
 
 def check_log(layout: Layout, fold: _Fold, report: Report) -> None:

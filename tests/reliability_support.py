@@ -484,3 +484,90 @@ def concurrency_run(store: Path, *, writers: int, per_writer: int, timeout: floa
         stats.failures.append(f"{stats.acknowledged} acknowledged, {stats.present_once} present once, "
                               f"{len(adds)} remember events; expected {expected}")
     return stats
+
+
+# --- races through the library API (memstore.api.Store, not the CLI) -------------------------
+
+API_WRITER = r'''
+import sys, time
+from memstore.api import Store
+root, text, key, start, now = sys.argv[1:6]
+store = Store(root)  # reads the config (none yet for a missing store) before the race
+while time.time() < float(start):  # all writers leave the barrier together
+    pass
+print(store.remember(text, key=key or None, now=now))
+'''
+
+
+@dataclass
+class RaceStats:
+    runs: int = 0
+    writers: int = 0
+    calls_failed: int = 0
+    wrong_count: int = 0  # runs whose store did not end with the expected number of records
+    ids_disagree: int = 0  # same-key runs whose callers were told different ids
+    failures: list[str] = field(default_factory=list)
+
+    def figures(self) -> dict:
+        return {"runs": self.runs, "writers_per_run": self.writers, "calls_failed": self.calls_failed,
+                "runs_with_wrong_record_count": self.wrong_count, "same_key_ids_disagree": self.ids_disagree,
+                "failures": len(self.failures)}
+
+
+def _api_writers(root: Path, texts: list[str], key: str, seed: int, env: dict) -> list[tuple[int, str, str]]:
+    rng = random.Random(seed)
+    start = time.time() + 1.5  # past every writer's interpreter start-up (2 cores, 4 processes)
+    procs = [subprocess.Popen([sys.executable, "-c", API_WRITER, str(root), t, key,
+                               repr(start + rng.random() * 0.002), T0],  # jitter: vary interleavings
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env) for t in texts]
+    results = []
+    for p in procs:
+        out, err = p.communicate(timeout=120)
+        results.append((p.returncode, out.decode().strip(), err.decode(errors="replace")[-300:]))
+    return results
+
+
+def api_races(work: Path, *, runs: int, writers: int = 4, seed: int = 20260607) -> dict[str, RaceStats]:
+    """Two races through ``memstore.api.Store`` from ``writers`` processes at once, ``runs`` times each:
+
+    - same_key: each process remembers a different text with the same key on a new store (half
+      the runs: a missing directory; half: one holding a memory already) -> exactly one record
+      for the key, and every caller told its id;
+    - first_writes: each process remembers its own text into a missing store directory ->
+      every call succeeds and the store holds one record per process."""
+    from memstore.api import Store
+
+    env = subprocess_env()
+    same, first = RaceStats(writers=writers), RaceStats(writers=writers)
+    for run in range(runs):
+        root = work / f"key{run}"
+        if run % 2:
+            make_store(root)
+            Store(root).remember("an older memory on the store", now=T0)
+        texts = [f"writer {w} of run {run} claims the key" for w in range(writers)]
+        results = _api_writers(root, texts, "k1", seed + run, env)
+        same.runs += 1
+        failed = [r for r in results if r[0] != 0]
+        same.calls_failed += len(failed)
+        same.failures += [f"same_key run {run}: rc {rc}: {err}" for rc, _o, err in failed]
+        state = Store(root).state()
+        holders = [m for m in state.memories.values() if m.key == "k1"]
+        if len(holders) != 1:
+            same.wrong_count += 1
+            same.failures.append(f"same_key run {run}: {len(holders)} records carry key k1")
+        if len({out for rc, out, _e in results if rc == 0}) > 1 or (holders and any(
+                out != holders[0].id for rc, out, _e in results if rc == 0)):
+            same.ids_disagree += 1
+            same.failures.append(f"same_key run {run}: callers were told {sorted({r[1] for r in results})}")
+
+        root = work / f"first{run}" / "nested" / "store"  # neither it nor its parent exists yet
+        texts = [f"first write {w} of run {run}" for w in range(writers)]
+        results = _api_writers(root, texts, "", seed + 7919 * (run + 1), env)
+        first.runs += 1
+        failed = [r for r in results if r[0] != 0]
+        first.calls_failed += len(failed)
+        first.failures += [f"first_writes run {run}: rc {rc}: {err}" for rc, _o, err in failed]
+        if not failed and len(Store(root).state().memories) != writers:
+            first.wrong_count += 1
+            first.failures.append(f"first_writes run {run}: {len(Store(root).state().memories)} records")
+    return {"same_key": same, "first_writes": first}

@@ -12,7 +12,7 @@ from memstore.codec import dumps, dumps_line, dumps_pretty, loads
 from memstore.config import load_config
 from memstore.errors import UsageError
 from memstore.model import AXES, Memory, Salience, memory_from_dict, memory_id, memory_to_dict
-from memstore.remember import FIELDS, build, plan, validate
+from memstore.remember import FIELDS, build, decide_writes, validate
 from memstore.store.lookup import Known
 
 NOW = "2026-06-07T09:30:00Z"
@@ -121,7 +121,7 @@ def test_validate_raises_only_usage_errors(obj, options):
         assert "\n" not in str(exc) or str(exc).startswith("x:1: ")
         return
     # whatever validates can be planned and written as canonical JSON
-    [outcome] = plan([draft], Known(set(), {}), NOW, CONFIG)
+    [outcome] = decide_writes([draft], Known(set(), {}), NOW, CONFIG)
     if outcome.event is not None:
         line = dumps_line(outcome.event)
         assert memory_from_dict({**loads(line)["memory"], "seq": 0}) == dataclasses.replace(outcome.memory, seq=0)

@@ -17,10 +17,10 @@ from memstore.conflicts import records, resolve_event
 from memstore.consolidate import consolidate
 from memstore.distill import distill
 from memstore.embed import HashingEmbedder
+from memstore.fold import fold
 from memstore.memlog import MemLog
 from memstore.policies import active_policies
 from memstore.salience import effective
-from memstore.state import fold
 
 START = date(2026, 1, 1)
 PEOPLE = ("alice", "bob", "carol", "dan")

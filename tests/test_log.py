@@ -12,8 +12,9 @@ import pytest
 from conftest import MEMSTORE, NOW, log_lines, store_digest, write_jsonl
 
 from memstore.errors import NonMonotonicTime
+from memstore.fold import fold
 from memstore.model import memory_id
-from memstore.state import digest, fold
+from memstore.state import digest
 from memstore.store.fs import exclusive_lock
 from memstore.store.layout import Layout
 from memstore.store.log import LogReader, append, log_files, read_head

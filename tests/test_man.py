@@ -190,8 +190,8 @@ def test_memstore_1_has_the_overview(tree):
 
 def test_memstore_5_documents_every_op_field_and_setting():
     from memstore.config import DEFAULTS
+    from memstore.fold import HANDLERS as APPLY
     from memstore.model import MEMORY_FIELDS
-    from memstore.state import APPLY
 
     text = page("memstore.5")
     events = section(text, "EVENTS")

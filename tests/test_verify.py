@@ -248,7 +248,7 @@ def test_a_snapshot_that_disagrees_with_the_log(ms, filled):
 
     meta = json.loads(pq.read_schema(path).metadata[b"memstore"])
     seq = meta["seq"]
-    from memstore.state import fold
+    from memstore.fold import fold
     from memstore.store.log import LogReader
 
     at_seq = fold(e for e in LogReader(Layout(filled)).events() if e["seq"] <= seq)

@@ -3,7 +3,7 @@ from typing import Annotated
 
 import typer
 
-from memstore.errors import NotFound, UsageError
+from memstore.errors import UsageError
 
 from ..common import JsonOpt, NowOpt, env
 from ..output import emit_json, note, out
@@ -41,17 +41,17 @@ def run(
     json: JsonOpt = False,
 ) -> None:
     from memstore.conflicts import records
-    from memstore.store.log import LogReader
-    from memstore.store.open import load_state
+    from memstore.store.transaction import LogView
 
     if action not in (None, "resolve"):
         raise UsageError(f"unknown action {action!r}; use `memstore conflicts` or `memstore conflicts resolve ID --keep ...`")
     e = env(now)
-    state, _reader = load_state(e.layout)
-    found = records(LogReader(e.layout).events(), state)
     if action == "resolve":
-        _resolve(e, state, found, conflict, keep, note_text, json)
+        _resolve(e, conflict, keep, note_text, json)
         return
+    view = LogView(e.layout)
+    state = view.state()
+    found = records(view.events(), state)
     if conflict is not None or keep is not None:
         raise UsageError("ID and --keep go with `resolve`: memstore conflicts resolve ID --keep new")
     shown = found if all_ else [r for r in found if r["state"] == "open"]
@@ -64,31 +64,17 @@ def run(
         note("no open conflicts" if not all_ else "no conflicts recorded")
 
 
-def _resolve(e, state, found, cid, keep, why, json) -> None:
-    from memstore.conflicts import KEEP, resolve_event
-    from memstore.store import log as logstore
+def _resolve(e, cid, keep, why, json) -> None:
+    from memstore import writes
 
     if cid is None:
         raise UsageError("resolve needs a conflict ID: memstore conflicts resolve ID --keep new|old|both|dismiss")
-    if keep not in KEEP:
-        raise UsageError(f"--keep {keep!r} is not one of: {', '.join(KEEP)}" if keep else
-                         "resolve needs --keep new, old, both or dismiss")
-    record = next((r for r in found if r["id"] == cid), None)
-    if record is None:  # a memory's id or key: its newest conflict
-        m = state.resolve(cid)
-        mine = [r for r in found if m is not None and m.id in (r["old"], r["new"])]
-        if not mine:
-            raise NotFound(f"no conflict {cid!r}; list them with `memstore conflicts --all`")
-        record = mine[-1]
-        cid = record["id"]
-    same = record["state"] == "resolved" and record["resolution"] == keep
-    if not same:
-        logstore.append(e.layout, [resolve_event(record, keep, e.now, why)], e.now)
+    done = writes.resolve_conflict(e.layout, cid, keep, now=e.now, note=why)
     if json:
-        emit_json({"id": cid, "keep": keep, "changed": not same})
+        emit_json({"id": done.conflict, "keep": keep, "changed": done.changed})
         return
-    out(cid)
-    if same:
+    out(done.conflict)
+    if not done.changed:
         note(f"already resolved: keep {keep}")
 
 

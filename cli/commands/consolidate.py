@@ -30,8 +30,6 @@ def run(
     now: NowOpt = None,
     json: JsonOpt = False,
 ) -> None:
-    from memstore.consolidate import consolidate
+    from ..stage import run_stage
 
-    from ..report import run_stage
-
-    run_stage("consolidate", consolidate, now=now, json=json, dry_run=dry_run, embedder=True)
+    run_stage("consolidate", now=now, json=json, dry_run=dry_run, embedder=True)

@@ -30,8 +30,6 @@ def run(
     now: NowOpt = None,
     json: JsonOpt = False,
 ) -> None:
-    from memstore.distill import distill
+    from ..stage import run_stage
 
-    from ..report import run_stage
-
-    run_stage("distill", distill, now=now, json=json, dry_run=dry_run, embedder=False)
+    run_stage("distill", now=now, json=json, dry_run=dry_run, embedder=False)

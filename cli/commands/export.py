@@ -32,8 +32,8 @@ def run(
     now: NowOpt = None,
 ) -> None:
     from memstore.codec import dumps_line
-    from memstore.store.log import LogReader
     from memstore.store.open import load_state
+    from memstore.store.transaction import LogView
 
     if format not in ("jsonl", "parquet", "markdown"):
         raise UsageError(f"--format {format!r} is not one of: jsonl, parquet, markdown")
@@ -41,7 +41,7 @@ def run(
     if history:
         if format != "jsonl":
             raise UsageError("--history is written as jsonl; drop --format parquet")
-        data = b"".join(dumps_line(ev) for ev in LogReader(e.layout).events())
+        data = b"".join(dumps_line(ev) for ev in LogView(e.layout).events())
     else:
         state, _ = load_state(e.layout)
         if format == "markdown":

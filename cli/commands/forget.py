@@ -2,8 +2,6 @@ from typing import Annotated
 
 import typer
 
-from memstore.errors import NotFound
-
 from ..common import JsonOpt, NowOpt, env
 from ..output import emit_json, note, out
 
@@ -25,20 +23,11 @@ def run(
     now: NowOpt = None,
     json: JsonOpt = False,
 ) -> None:
-    from memstore.store import log as logstore
-    from memstore.store.open import load_state
+    from memstore import writes
 
     e = env(now)
-    state, _reader = load_state(e.layout)
-    memory = state.resolve(ref)
-    if memory is None:
-        raise NotFound(f"no memory with id or key {ref!r}; list ids with `memstore export` or `memstore log`")
-    changed = memory.status != "invalidated"
-    if changed:
-        event = {"op": "forget", "at": e.now, "id": memory.id}
-        if reason:
-            event["reason"] = reason
-        logstore.append(e.layout, [event], e.now)
+    done = writes.forget(e.layout, ref, now=e.now, reason=reason)
+    memory, changed = done.memory, done.changed
     if json:
         emit_json({"id": memory.id, "key": memory.key, "forgotten": changed,
                    "status": "invalidated", "reason": reason if changed else memory.reason})

@@ -3,8 +3,6 @@ from typing import Annotated
 
 import typer
 
-from memstore.errors import UsageError
-
 from ..common import JsonOpt, NowOpt, env, read_json_lines
 from ..output import emit_json, note
 
@@ -29,28 +27,16 @@ def run(
     now: NowOpt = None,
     json: JsonOpt = False,
 ) -> None:
-    from memstore.exchange import HISTORY, detect, fingerprint, plan_history, plan_state
-    from memstore.store.log import LogReader, append
-    from memstore.store.open import load_state
+    from memstore import writes
+    from memstore.exchange import HISTORY
 
     name, lines = read_json_lines(file, "", "; nothing was imported")
-    rows = [obj for _where, obj in lines]
-    if not rows:
-        raise UsageError(f"{name} is empty; nothing was imported")
-    kind = detect(rows, name)
     e = env(now)
-    if kind == HISTORY:
-        existing = {fingerprint(ev) for ev in LogReader(e.layout).events()}
-        events = plan_history(rows, existing)
-    else:
-        state, _ = load_state(e.layout)
-        events = plan_state(rows, state, name)
-    if events:
-        # original times are kept: the import writes the past by design
-        append(e.layout, events, max(ev["at"] for ev in events), allow_past=True)
-    summary = {"kind": kind, "read": len(rows), "imported": len(events), "skipped": len(rows) - len(events)}
+    done = writes.import_rows(e.layout, [obj for _where, obj in lines], name=name, now=e.now)
+    imported = len(done.events)
+    summary = {"kind": done.kind, "read": done.read, "imported": imported, "skipped": done.read - imported}
     if json:
         emit_json(summary)
     else:
-        note(f"imported {len(events)} of {len(rows)} {'events' if kind == HISTORY else 'records'} "
+        note(f"imported {imported} of {done.read} {'events' if done.kind == HISTORY else 'records'} "
              f"({summary['skipped']} already present)")

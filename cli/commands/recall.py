@@ -94,12 +94,11 @@ def run(
 
 
 def _touch(e, ids: list[str], query: str) -> None:
-    from memstore.errors import NonMonotonicTime
-    from memstore.store.log import StoreBusy, append
+    from memstore import writes
+    from memstore.errors import NonMonotonicTime, StoreBusy
 
     try:  # usage is best effort: a reader never waits long on a writer
-        append(e.layout, [{"op": "recall", "at": e.now, "ids": ids, "query": query[:200]}], e.now,
-               lock_wait=1.0)
+        writes.record_usage(e.layout, ids, query, now=e.now, lock_wait=1.0)
     except NonMonotonicTime:
         note("usage not recorded: --now is before the store's latest record")
     except StoreBusy:

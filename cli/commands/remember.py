@@ -65,7 +65,6 @@ def run(
     json: JsonOpt = False,
 ) -> None:
     from memstore.remember import validate
-    from memstore.store.lookup import known_all, known_for
 
     e = env(now)
     max_chars = e.config["memory"]["max_text_chars"]
@@ -74,7 +73,7 @@ def run(
             raise UsageError("give either TEXT or --jsonl FILE, not both")
         with _gc_paused():
             drafts = _read_bulk(jsonl, max_chars)
-            _commit(e, drafts, lambda: known_all(e.layout), allow_past, json)
+            _commit(e, drafts, allow_past, json)
         return
     if text is None or text == "-":
         text = read_stdin_text()
@@ -86,43 +85,28 @@ def run(
         "tier": tier, "keep": keep,
     }
     drafts = [validate({k: v for k, v in fields.items() if v is not None}, max_chars=max_chars, options=True)]
-    keys = [drafts[0].key] if drafts[0].key else []
-    _commit(e, drafts, lambda: known_for(e.layout, [_id_of(drafts[0])], keys), allow_past, json)
+    _commit(e, drafts, allow_past, json)
 
 
-def _commit(e, drafts, known, allow_past: bool, json: bool) -> None:
-    """Plan the writes, append them (all or nothing), print the ids or records.
-
-    ``known()`` reads the log. If another writer appended between that read and taking
-    the store lock, the plan is made again under the lock, so two concurrent writes of
-    the same text or --key cannot both decide "add"."""
+def _commit(e, drafts, allow_past: bool, json: bool) -> None:
+    """Remember the drafts (all or nothing) and print the ids or records."""
+    from memstore import writes
     from memstore.model import memory_to_dict
-    from memstore.remember import plan
-    from memstore.store import log as logstore
-    from memstore.store.fs import exclusive_lock
 
-    seen = logstore.read_head(e.layout).seq
-    outcomes = plan(drafts, known(), e.now, e.config)
-    if any(o.event is not None for o in outcomes):  # a skipped greeting creates nothing
-        e.layout.create()
-        with exclusive_lock(e.layout.lock_path):
-            if logstore.read_head(e.layout).seq != seen:
-                outcomes = plan(drafts, known(), e.now, e.config)
-            logstore.append(e.layout, [o.event for o in outcomes if o.event is not None], e.now,
-                            allow_past=allow_past)
+    decisions = writes.remember(e.layout, drafts, now=e.now, config=e.config, allow_past=allow_past)
     if json:
-        emit_jsonl(_result(o, d.key, memory_to_dict) for o, d in zip(outcomes, drafts, strict=True))
+        emit_jsonl(_result(o, d.key, memory_to_dict) for o, d in zip(decisions, drafts, strict=True))
         return
-    out("\n".join(o.id or "-" for o in outcomes))
-    if len(outcomes) == 1:
-        o = outcomes[0]
+    out("\n".join(o.id or "-" for o in decisions))
+    if len(decisions) == 1:
+        o = decisions[0]
         if o.action == "skip":
             note("not stored: looks like a greeting or acknowledgement (use --keep to store it)")
         elif o.action in ("reinforce", "noop"):
             note(f"{o.action}: {o.reason}")
     else:
         counts = {}
-        for o in outcomes:
+        for o in decisions:
             counts[o.action] = counts.get(o.action, 0) + 1
         note(", ".join(f"{n} {a}" for a, n in sorted(counts.items())))
 
@@ -147,12 +131,6 @@ def _result(o, key, to_dict) -> dict:
         del record["seq"]
         result["memory"] = record
     return result
-
-
-def _id_of(draft) -> str:
-    from memstore.model import memory_id
-
-    return memory_id(draft.text, draft.subject, draft.domain)
 
 
 def _read_bulk(path: Path, max_chars: int):

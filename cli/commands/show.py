@@ -30,15 +30,15 @@ def run(
 ) -> None:
     from memstore.events import summary, touched_ids
     from memstore.model import memory_to_dict
-    from memstore.store.log import LogReader
     from memstore.store.open import load_state
+    from memstore.store.transaction import LogView
 
     e = env(now)
     state, _reader = load_state(e.layout)
     memory = state.resolve(ref)
     if memory is None:
         raise NotFound(f"no memory with id or key {ref!r}; list ids with `memstore export` or `memstore log`")
-    events = [ev for ev in LogReader(e.layout).events() if memory.id in touched_ids(ev)]
+    events = [ev for ev in LogView(e.layout).events() if memory.id in touched_ids(ev)]
     record = memory_to_dict(memory)
     why = None
     if explain:

@@ -14,16 +14,10 @@ Examples:
 
 
 def run(now: NowOpt = None, json: JsonOpt = False) -> None:
-    from memstore.store.fs import exclusive_lock
-    from memstore.store.log import position_after
-    from memstore.store.open import load_state
-    from memstore.store.snapshot import write_snapshot
+    from memstore.store.snapshot import take_snapshot
 
     e = env(now)
-    e.layout.create()
-    with exclusive_lock(e.layout.lock_path):  # no append may land between fold and position
-        state, _ = load_state(e.layout)
-        path = write_snapshot(e.layout, state, position_after(e.layout))
+    path, state = take_snapshot(e.layout)
     if json:
         emit_json({"path": str(path), "seq": state.seq, "rows": len(state.memories)})
     else:

@@ -18,8 +18,9 @@ from .. import __version__
 from ..embed import make_embedder
 from ..errors import StoreError
 from ..events import touched_ids
+from ..fold import fold
 from ..model import memory_from_dict
-from ..state import State, fold
+from ..state import State
 from ..store.fs import ensure_dir, exclusive_lock, os_error
 from ..store.layout import Layout
 from ..store.log import LogReader, read_head

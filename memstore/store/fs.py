@@ -32,12 +32,18 @@ def os_error(exc: OSError, path: Path | str, doing: str) -> StoreError:
 
 
 def ensure_dir(path: Path) -> None:
+    """Create a private directory, or accept one that exists. Safe when several processes
+    create the same store at once: mkdir first and look only when it says "exists" (a
+    check-then-create would see another process's half-made directory as a file)."""
     try:
+        path.mkdir(mode=DIR_MODE, parents=True)
+    except FileExistsError:
         if path.is_dir():
             return
-        if path.exists():
-            raise StoreError(f"{path} is a file, not a directory; choose another --store")
-        path.mkdir(mode=DIR_MODE, parents=True, exist_ok=True)
+        raise StoreError(f"{path} is a file, not a directory; choose another --store") from None
+    except OSError as exc:
+        raise os_error(exc, path, "create directory") from None
+    try:
         os.chmod(path, DIR_MODE)  # mkdir's mode is masked by the umask
     except OSError as exc:
         raise os_error(exc, path, "create directory") from None

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..codec import JSONDecodeError, dumps_line, loads
-from ..errors import NonMonotonicTime, StoreError
+from ..errors import NonMonotonicTime, StoreBusy
 from .fs import FILE_MODE, ensure_dir, exclusive_lock, fsync_dir, os_error, write_all
 from .layout import Layout
 
@@ -139,13 +139,12 @@ def _quarantine(layout: Layout, torn: tuple[Path, int, int]) -> Path:
     return target
 
 
-class StoreBusy(StoreError):
-    """The store lock was not free within the wait a caller allowed (best-effort writes)."""
-
-
 def append(layout: Layout, events: list[dict], now: str, *, allow_past: bool = False,
            lock_wait: float | None = None) -> list[int]:
     """Append events (without seq) stamped at ``now``; return their seqs. All or nothing.
+
+    The storage primitive under ``transaction.commit``, which every writer uses: a
+    caller that decided what to append from an earlier read must go through commit.
 
     ``lock_wait``: give up with StoreBusy after about that many seconds instead of waiting
     for the writer holding the lock (for best-effort records such as recall usage)."""

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..state import State, fold
+from ..fold import fold
+from ..state import State
 from .layout import Layout
 from .log import LogReader, position_after, read_head
 from .snapshot import read_snapshot, snapshot_files

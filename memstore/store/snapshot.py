@@ -90,6 +90,19 @@ def write_snapshot(layout: Layout, state: State, position: tuple[str, int] | Non
     return path
 
 
+def take_snapshot(layout: Layout) -> tuple[Path, State]:
+    """Fold the log and write the snapshot, under the store lock: no append may land
+    between the fold and the log position recorded with it."""
+    from .fs import exclusive_lock
+    from .log import position_after
+    from .open import load_state
+
+    layout.create()
+    with exclusive_lock(layout.lock_path):
+        state, _ = load_state(layout)
+        return write_snapshot(layout, state, position_after(layout)), state
+
+
 def read_snapshot(path: Path) -> tuple[State, dict]:
     import pyarrow.parquet as pq
 

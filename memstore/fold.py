@@ -1,19 +1,64 @@
-"""How the lifecycle's events change records: the fold handlers of consolidate,
-distill, conflicts and forget (registered with ``memstore.state.register``).
+"""The fold: what each event means for the records. ``fold(events, state) -> state``.
 
-Every handler only changes fields; nothing is ever removed from the state, so
-the history of a record stays readable (memstore(7), "forgetting never deletes").
-Handlers tolerate ids they do not know: a log may be replayed against a state
-that lacks a record (e.g. a hand-edited export) and must not crash the fold.
+This module is the one home of the log's meaning: the handler of every op (writes,
+usage, and the lifecycle's consolidate, distill, conflict and forget events) is in
+``HANDLERS``, and ``apply_event`` is the single step that snapshots, indexes, replays,
+the lifecycle's working copies and ``verify`` all use, so they agree on what a log says.
+
+Handlers only change fields; nothing is ever removed from the state, so a record's
+history stays readable (memstore(7), "forgetting never deletes"). They tolerate ids
+they do not know: a log may be replayed against a state that lacks a record (e.g. a
+hand-edited export) and must not crash the fold. Unknown ops are skipped (a newer
+memstore may write ops an older one does not know); ``verify`` reports them.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from dataclasses import replace
 
 from .model import Salience, memory_from_dict
-from .state import APPLY, State, recurrence_after, register
+from .state import State, recurrence_after
 
+
+def _remember(s: State, e: dict) -> None:
+    m = memory_from_dict({**e["memory"], "seq": e["seq"]})
+    old = s.memories.get(m.id)
+    if old is not None:  # two writers raced on the same text: the second is a reinforcement
+        _reinforce(s, {"id": m.id, "at": e["at"], "key": m.key, "salience": e["memory"]["salience"],
+                       "confidence": m.confidence})
+        return
+    s.memories[m.id] = m
+    if m.key is not None:
+        s.keys.setdefault(m.key, m.id)
+
+
+def _reinforce(s: State, e: dict) -> None:
+    m = s.memories.get(e["id"])
+    if m is None:
+        return
+    mentions = m.mention_count + 1
+    sal = m.salience.merge_max(Salience(**e["salience"])) if e.get("salience") else m.salience
+    sal = replace(sal, recurrence=max(sal.recurrence, recurrence_after(mentions)))
+    s.memories[m.id] = replace(
+        m,
+        mention_count=mentions,
+        last_reinforced_at=e["at"],
+        salience=sal,
+        confidence=max(m.confidence, e.get("confidence", 0.0)),  # confidence only rises [004]
+    )
+    if e.get("key") is not None:
+        s.keys.setdefault(e["key"], m.id)
+
+
+def _recall(s: State, e: dict) -> None:
+    for mid in e["ids"]:
+        m = s.memories.get(mid)
+        if m is not None:
+            s.memories[mid] = replace(m, recall_count=m.recall_count + 1, last_recalled_at=e["at"])
+
+
+# --- lifecycle ops ------------------------------------------------------------
 
 def _set(s: State, mid: str, **changes) -> None:
     m = s.memories.get(mid)
@@ -150,18 +195,45 @@ def _import(s: State, e: dict) -> None:
             s.keys.setdefault(m.key, m.id)
 
 
-for _op, _handler in {
+HANDLERS: dict[str, Callable[[State, dict], None]] = {
+    "remember": _remember, "reinforce": _reinforce, "recall": _recall,
     "expire": _expire, "promote": _promote, "merge": _merge, "supersede": _supersede,
     "conflict": _conflict, "resolve": _resolve, "forget": _forget,
     "distill": _derive, "policy": _derive, "import": _import,
-}.items():
-    register(_op, _handler)
+}
 
 
-def apply(s: State, events: list[dict]) -> None:
-    """Fold a stage's own events into its working copy, in place, so later decisions in
-    the same run see earlier ones. Stand-in seqs continue the copy's; the log assigns
-    the real ones, in the same order, so the real fold gives the same records."""
+def known_op(op) -> bool:
+    return op in HANDLERS
+
+
+def apply_event(s: State, e: dict) -> None:
+    """Fold one event into ``s`` in place. An event at or below ``s.seq`` was folded
+    already (a snapshot overlaps the tail) and is skipped; an unknown op only moves the
+    position. A malformed payload raises (KeyError, TypeError, ...): ``verify`` reports it."""
+    seq = e["seq"]
+    if seq <= s.seq:
+        return
+    handler = HANDLERS.get(e["op"])
+    try:
+        if handler is not None:
+            handler(s, e)
+    finally:
+        s.seq = seq
+        s.at = e["at"] if s.at is None or e["at"] > s.at else s.at
+
+
+def fold(events: Iterable[dict], state: State | None = None) -> State:
+    """A new state: ``state`` (not changed) with ``events`` applied in order."""
+    s = state.copy() if state is not None else State()
     for e in events:
-        s.seq += 1
-        APPLY[e["op"]](s, {**e, "seq": s.seq})
+        apply_event(s, e)
+    return s
+
+
+def apply_stage(s: State, events: list[dict]) -> None:
+    """Fold a lifecycle stage's own events into its working copy, in place, so later
+    decisions in the same run see earlier ones. Stand-in seqs continue the copy's; the
+    log assigns the real ones, in the same order, so the real fold gives the same records."""
+    for e in events:
+        apply_event(s, {**e, "seq": s.seq + 1, "at": e.get("at") or s.at})

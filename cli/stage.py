@@ -1,5 +1,5 @@
-"""Shared by the lifecycle commands (consolidate, distill): run a stage, append its
-events, and report them one line each."""
+"""Shared by the lifecycle commands (consolidate, distill): run the library's stage
+write and report its events one line each."""
 
 from __future__ import annotations
 
@@ -37,13 +37,12 @@ def describe(ev: dict, state) -> str:
     return text(ev["id"])
 
 
-def run_stage(name: str, stage, *, now: str | None, json: bool, dry_run: bool, embedder: bool) -> None:
-    from memstore.state import fold
-    from memstore.store import log as logstore
-    from memstore.store.open import load_state
+def run_stage(name: str, *, now: str | None, json: bool, dry_run: bool, embedder: bool) -> None:
+    """Run the library's ``consolidate`` or ``distill`` write and report its events."""
+    from memstore import writes
+    from memstore.fold import fold
 
     e = env(now)
-    state, _reader = load_state(e.layout)
     kw = {}
     if embedder:
         from memstore.embed import make_embedder
@@ -53,26 +52,14 @@ def run_stage(name: str, stage, *, now: str | None, json: bool, dry_run: bool, e
 
         inner = make_embedder(e.config)  # cached: a nightly job must not re-embed old texts
         kw["embedder"] = CachedEmbedder(inner, EmbeddingCache(cache_dir(), inner.name, inner.dim))
-    events = stage(state, now=e.now, config=e.config, **kw)
-    seqs = []
-    if not dry_run and events:
-        from memstore.store.fs import exclusive_lock
-
-        # decide-then-append must not race another writer: under the store lock, if the log
-        # moved since the state was read (another consolidate, a remember), decide again on
-        # the new state. Two concurrent runs at the same --now append what one run would.
-        with exclusive_lock(e.layout.lock_path):
-            if logstore.read_head(e.layout).seq != state.seq:
-                state, _reader = load_state(e.layout)
-                events = stage(state, now=e.now, config=e.config, **kw)
-            seqs = logstore.append(e.layout, events, e.now)
-    stamped = [{**ev, "at": e.now, "seq": seq} for ev, seq in zip(events, seqs, strict=True)] if seqs else events
+    done = getattr(writes, name)(e.layout, now=e.now, config=e.config, dry_run=dry_run, **kw)
+    state, events, seqs = done.state, done.events, done.seqs
     counts: dict[str, int] = {}
     for ev in events:
         counts[ev["op"]] = counts.get(ev["op"], 0) + 1
     if json:
         emit_json({"command": name, "at": e.now, "dry_run": dry_run, "appended": len(seqs),
-                   "counts": dict(sorted(counts.items())), "events": stamped})
+                   "counts": dict(sorted(counts.items())), "events": events})
         return
     after = fold([{**ev, "seq": state.seq + i} for i, ev in enumerate(events, start=1)], state)
     if not quiet():

@@ -1,0 +1,116 @@
+"""The write transaction: the one way anything is appended to a store's log.
+
+    committed = commit(layout, plan, now)
+
+``plan(view)`` is a function of what the log holds (a ``LogView``) that returns a
+``Plan``: the events to append (without seq) and whatever its caller wants back.
+``commit`` plans without the lock (readers never wait), then takes the store lock;
+if the log moved meanwhile (another process appended), it plans again on a fresh
+view under the lock, so two concurrent writers can never both decide "add" for the
+same text or key. Then it appends every event or none.
+
+Every writer uses this: the CLI's commands, ``memstore.api.Store``, replay and
+import. Nothing outside ``memstore/store`` takes the store lock for the log.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..errors import StoreBusy
+from . import log as logstore
+from .fs import exclusive_lock
+from .layout import Layout
+from .log import LogReader, read_head
+from .lookup import Known, known_all, known_for
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What a planning function decided. ``at``: the record time to append at when it
+    is not the transaction's ``now`` (an import keeps its events' own times);
+    ``allow_past``: the events may be older than the log's newest (import, by design)."""
+
+    events: list[dict] = field(default_factory=list)
+    value: Any = None
+    at: str | None = None
+    allow_past: bool = False
+
+
+@dataclass(frozen=True)
+class Committed:
+    """A plan and the seqs its events got (empty when nothing was appended)."""
+
+    plan: Plan
+    seqs: tuple[int, ...] = ()
+
+    @property
+    def value(self) -> Any:
+        return self.plan.value
+
+    @property
+    def events(self) -> list[dict]:
+        return self.plan.events
+
+    def stamped(self, now: str) -> list[dict]:
+        """The events as the log holds them (``at`` and ``seq`` set)."""
+        if not self.seqs:
+            return list(self.plan.events)
+        at = self.plan.at or now
+        return [{**e, "at": at, "seq": s} for e, s in zip(self.plan.events, self.seqs, strict=True)]
+
+
+class LogView:
+    """What the log holds at one moment, read lazily and at most once.
+
+    ``seq`` is the head, read before anything else, so that an append landing while a
+    plan reads is seen by ``commit`` as a moved log."""
+
+    def __init__(self, layout: Layout):
+        self.layout = layout
+        self.seq = read_head(layout).seq
+        self._state = None
+
+    def state(self):
+        """The folded state (snapshot plus tail); loaded on first use."""
+        if self._state is None:
+            from .open import load_state
+
+            self._state, _reader = load_state(self.layout)
+        return self._state
+
+    def events(self, reader: LogReader | None = None) -> Iterator[dict]:
+        """Every readable event in log order (damaged lines are skipped)."""
+        return (reader or LogReader(self.layout)).events()
+
+    def known_for(self, ids: list[str], keys: list[str]) -> Known:
+        return known_for(self.layout, ids, keys)
+
+    def known_all(self) -> Known:
+        return known_all(self.layout)
+
+
+def commit(layout: Layout, plan: Callable[[LogView], Plan], now: str, *, allow_past: bool = False,
+           lock_wait: float | None = None, dry_run: bool = False) -> Committed:
+    """Plan, lock, re-plan if the log moved, append all or nothing; return what was decided.
+
+    ``dry_run`` plans once and appends nothing. ``lock_wait`` gives up with StoreBusy after
+    about that many seconds (best-effort records such as recall usage)."""
+    view = LogView(layout)
+    decided = plan(view)
+    if dry_run or not decided.events:
+        return Committed(decided)
+    layout.create()
+    with exclusive_lock(layout.lock_path, wait=lock_wait) as held:
+        if not held:
+            raise StoreBusy(f"the store {layout.root} is busy (another writer holds its lock)")
+        if read_head(layout).seq != view.seq:
+            decided = plan(LogView(layout))
+            if not decided.events:
+                return Committed(decided)
+        # the lock is re-entrant in this thread: append takes it again at no cost
+        seqs = logstore.append(layout, decided.events, decided.at or now,
+                               allow_past=allow_past or decided.allow_past)
+    return Committed(decided, tuple(seqs))

@@ -1,0 +1,165 @@
+"""Every write a store accepts, as one library call each over the write transaction.
+
+Each function here is a planning function (pure: what the log holds, the request and
+``now`` in, events out) run by ``memstore.store.transaction.commit``, which locks,
+plans again if another writer moved the log, and appends all or nothing. The CLI,
+``memstore.api.Store`` and replay call these and nothing lower: whoever writes, the
+same checks and the same races are handled once, here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from .errors import NotFound, UsageError
+from .model import memory_id
+from .remember import Draft, WriteDecision, decide_writes
+from .state import State
+from .store.layout import Layout
+from .store.transaction import Committed, LogView, Plan, commit
+
+
+def remember(layout: Layout, drafts: list[Draft], *, now: str, config,
+             allow_past: bool = False) -> list[WriteDecision]:
+    """Remember validated drafts (one, or a bulk file's, all or nothing); one decision each:
+    add, reinforce (same text again), noop (same key again) or skip (a greeting)."""
+    if len(drafts) == 1:  # one write looks up its id and key only, without reading the whole log
+        d = drafts[0]
+        ids, keys = [memory_id(d.text, d.subject, d.domain)], [d.key] if d.key else []
+        known = lambda view: view.known_for(ids, keys)  # noqa: E731
+    else:
+        known = LogView.known_all
+
+    def plan(view: LogView) -> Plan:
+        decisions = decide_writes(drafts, known(view), now, config)
+        return Plan([d.event for d in decisions if d.event is not None], decisions)
+
+    return commit(layout, plan, now, allow_past=allow_past).value
+
+
+@dataclass(frozen=True)
+class StageRun:
+    """What a lifecycle stage did: the state it decided on, its events as the log holds
+    them (with seq, unless a dry run or nothing), and their seqs."""
+
+    state: State
+    events: list[dict]
+    seqs: tuple[int, ...]
+
+
+def run_stage(layout: Layout, stage: Callable[..., list[dict]], *, now: str, config,
+              dry_run: bool = False, **kw) -> StageRun:
+    """Run ``consolidate`` or ``distill`` (``stage(state, now=, config=, **kw)``) and append
+    its events. Two concurrent runs at the same ``now`` append what one run would."""
+
+    def plan(view: LogView) -> Plan:
+        state = view.state()
+        return Plan(stage(state, now=now, config=config, **kw), state)
+
+    done = commit(layout, plan, now, dry_run=dry_run)
+    return StageRun(done.value, done.stamped(now), done.seqs)
+
+
+def consolidate(layout: Layout, *, now: str, config, embedder=None, dry_run: bool = False) -> StageRun:
+    from .consolidate import consolidate as stage
+
+    return run_stage(layout, stage, now=now, config=config, dry_run=dry_run, embedder=embedder)
+
+
+def distill(layout: Layout, *, now: str, config, dry_run: bool = False) -> StageRun:
+    from .distill import distill as stage
+
+    return run_stage(layout, stage, now=now, config=config, dry_run=dry_run)
+
+
+@dataclass(frozen=True)
+class Forgotten:
+    memory: object  # the record as it was before (a model.Memory)
+    changed: bool  # False: it was forgotten already
+
+
+def forget(layout: Layout, ref: str, *, now: str, reason: str | None = None) -> Forgotten:
+    """Invalidate a memory (by id or key) from ``now`` on; nothing is deleted."""
+
+    def plan(view: LogView) -> Plan:
+        memory = view.state().resolve(ref)
+        if memory is None:
+            raise NotFound(f"no memory with id or key {ref!r}; list ids with `memstore export` or `memstore log`")
+        if memory.status == "invalidated":
+            return Plan([], Forgotten(memory, False))
+        event = {"op": "forget", "at": now, "id": memory.id}
+        if reason:
+            event["reason"] = reason
+        return Plan([event], Forgotten(memory, True))
+
+    return commit(layout, plan, now).value
+
+
+@dataclass(frozen=True)
+class Resolved:
+    conflict: str  # the conflict's id
+    keep: str
+    changed: bool  # False: it was already resolved this way
+
+
+def resolve_conflict(layout: Layout, ref: str, keep: str, *, now: str, note: str | None = None) -> Resolved:
+    """A person's decision on a conflict. ``ref``: the conflict id, or the id or key of a
+    memory in a conflict (its newest). ``keep``: new, old, both or dismiss."""
+    from .conflicts import KEEP, records, resolve_event
+
+    if keep not in KEEP:
+        raise UsageError(f"--keep {keep!r} is not one of: {', '.join(KEEP)}" if keep else
+                         "resolve needs --keep new, old, both or dismiss")
+
+    def plan(view: LogView) -> Plan:
+        state = view.state()
+        found = records(view.events(), state)
+        record = next((r for r in found if r["id"] == ref), None)
+        if record is None:  # a memory's id or key: its newest conflict
+            m = state.resolve(ref)
+            mine = [r for r in found if m is not None and m.id in (r["old"], r["new"])]
+            if not mine:
+                raise NotFound(f"no conflict {ref!r}; list them with `memstore conflicts --all`")
+            record = mine[-1]
+        if record["state"] == "resolved" and record["resolution"] == keep:
+            return Plan([], Resolved(record["id"], keep, False))
+        return Plan([resolve_event(record, keep, now, note)], Resolved(record["id"], keep, True))
+
+    return commit(layout, plan, now).value
+
+
+@dataclass(frozen=True)
+class Imported:
+    kind: str  # HISTORY or STATE (memstore.exchange)
+    read: int
+    events: list[dict]
+
+
+def import_rows(layout: Layout, rows: list[dict], *, name: str, now: str) -> Imported:
+    """Import an export (an event history or a state export, detected), keeping the
+    original record times. Idempotent: what the store holds already is skipped."""
+    from .exchange import HISTORY, detect, fingerprint, plan_history, plan_state
+
+    if not rows:
+        raise UsageError(f"{name} is empty; nothing was imported")
+    kind = detect(rows, name)
+
+    def plan(view: LogView) -> Plan:
+        if kind == HISTORY:
+            events = plan_history(rows, {fingerprint(ev) for ev in view.events()})
+        else:
+            events = plan_state(rows, view.state(), name)
+        # original times are kept: the import writes the past by design
+        at = max(ev["at"] for ev in events) if events else None
+        return Plan(events, events, at=at, allow_past=True)
+
+    done = commit(layout, plan, now)
+    return Imported(kind, len(rows), done.value)
+
+
+def record_usage(layout: Layout, ids: list[str], query: str, *, now: str, lock_wait: float = 1.0) -> Committed:
+    """The ``recall`` event that feeds the decay boost. Best effort: gives up with
+    StoreBusy after ``lock_wait`` seconds rather than keep a reader waiting on a writer."""
+    event = {"op": "recall", "at": now, "ids": ids, "query": query[:200]}
+    return commit(layout, lambda _view: Plan([event]), now, lock_wait=lock_wait)
