@@ -16,7 +16,7 @@ from pathlib import Path
 
 import memstore.consolidate
 import memstore.distill
-import memstore.text
+import memstore.extractive
 
 SCENARIO = Path(__file__).resolve().parent.parent / "tests" / "test_lifecycle_year.py"
 
@@ -43,7 +43,7 @@ def main(runs: int) -> None:
     walls, stages = [], {"consolidate": [], "distill": []}
     for _ in range(runs):
         memstore.consolidate._VECTORS.clear()  # cold caches: every run embeds and parses its texts
-        for cached in (memstore.text.tokens, memstore.text.informative_sentence, memstore.text._central):
+        for cached in (memstore.extractive.tokens, memstore.extractive.informative_sentence, memstore.extractive._central):
             cached.cache_clear()
         c, d = [], []
         year.consolidate, year.distill = timed(memstore.consolidate.consolidate, c), timed(memstore.distill.distill, d)

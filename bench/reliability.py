@@ -17,7 +17,10 @@ Runs, in a temporary directory removed afterwards:
      memory), plus one process looping `consolidate` and one looping `recall`;
      every memory present exactly once, every line parses, seqs contiguous, no deadlock.
      Also: recall latency while another process holds the store lock.
-  3. bad input: the whole corpus of tests/test_bad_input.py; each must fail with one
+  3. library races: --races runs each of two races through memstore.api.Store from
+     --writers processes at once: the same --key with different texts (exactly one record,
+     every caller told its id) and first writes into a missing store directory (all succeed).
+  4. bad input: the whole corpus of tests/test_bad_input.py; each must fail with one
      error line and leave the store's digest unchanged.
 Prints the figures and exits 1 if any must-be-zero figure is not zero.
 The same harnesses run with smaller counts in the default test suite (tests/test_crash.py,
@@ -43,6 +46,7 @@ from reliability_support import (  # noqa: E402
     MEMSTORE_SCRIPT,
     T0,
     CrashStats,
+    api_races,
     concurrency_run,
     crash_trials,
     injected_crash_trials,
@@ -106,6 +110,7 @@ def main() -> int:
     ap.add_argument("--seed", type=int, default=20260607)
     ap.add_argument("--writers", type=int, default=4)
     ap.add_argument("--per-writer", type=int, default=500)
+    ap.add_argument("--races", type=int, default=40, help="Runs of each library-API race.")
     ap.add_argument("--json", action="store_true", help="Print the figures as one JSON object only.")
     args = ap.parse_args()
     import test_bad_input
@@ -127,6 +132,9 @@ def main() -> int:
         print(f"  concurrency: {time.monotonic() - t:.0f} s", file=sys.stderr, flush=True)
         latency = reader_latency(work)
         t = time.monotonic()
+        races = api_races(work / "races", runs=args.races, writers=args.writers, seed=args.seed)
+        print(f"  library races: {time.monotonic() - t:.0f} s", file=sys.stderr, flush=True)
+        t = time.monotonic()
         bad = test_bad_input.run_corpus(work / "bad")
         print(f"  bad input: {time.monotonic() - t:.0f} s", file=sys.stderr, flush=True)
     finally:
@@ -136,6 +144,7 @@ def main() -> int:
         "injected_kills": injected.figures(),
         "concurrency": conc.figures(),
         "reader_latency_with_lock_held": latency,
+        "library_races": {name: r.figures() for name, r in races.items()},
         "bad_input": {"tried": bad["tried"], "store_changes": bad["store_changes"],
                       "failures": len(bad["failures"])},
         "seconds": round(time.monotonic() - started),
@@ -146,6 +155,7 @@ def main() -> int:
         "crash trial failures": len(crash.failures) + len(injected.failures), "writes lost (concurrency)": conc.missing,
         "duplicates (concurrency)": conc.duplicates, "corrupt lines (concurrency)": conc.corrupt_lines,
         "seq problems (concurrency)": conc.seq_problems, "concurrency failures": len(conc.failures),
+        "library race failures": sum(len(r.failures) + r.calls_failed for r in races.values()),
         "store changes after bad input": bad["store_changes"], "bad input failures": len(bad["failures"]),
     }
     ok = all(v == 0 for v in must_be_zero.values()) and crash.trials >= 100 and not conc.deadlock
@@ -178,12 +188,16 @@ Concurrency ({conc.writers} writers x {conc.per_writer}, consolidate and recall 
   consolidate / recall runs ...... {conc.consolidate_runs} / {conc.recall_runs}
   wall time / deadlock ........... {conc.seconds:.1f} s / {'YES' if conc.deadlock else 'no'}
   recall with the lock held ...... {latency['recall_no_touch_s']} s (--no-touch), {latency['recall_touch_s']} s (usage skipped)
+Library API races ({args.races} runs each, {args.writers} processes at once)
+  same key: wrong record count ... {races['same_key'].wrong_count} of {races['same_key'].runs} runs (ids disagree: {races['same_key'].ids_disagree})
+  first writes: calls failed ..... {races['first_writes'].calls_failed} of {races['first_writes'].runs * args.writers} (wrong count: {races['first_writes'].wrong_count})
 Bad input
   bad inputs tried ............... {bad['tried']}
   store changes after bad input .. {bad['store_changes']}
   cases failing .................. {len(bad['failures'])}
 Total {figures['seconds']} s: {'OK' if ok else 'FAILED'}""")
-    for line in (c.failures + i.failures + conc.failures)[:20]:
+    race_failures = [f for r in races.values() for f in r.failures]
+    for line in (c.failures + i.failures + conc.failures + race_failures)[:20]:
         print("  failure:", line)
     for case_id, problems in bad["failures"][:20]:
         print(f"  bad input {case_id}: {problems}")

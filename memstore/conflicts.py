@@ -1,6 +1,6 @@
 """Contradictions between memories: detection rules, conflict events, resolutions.
 
-Rules (memstore(7), CONFLICTS), all lexical and deterministic [000][002][004]:
+Rules (memstore(7), CONFLICTS), all lexical and deterministic:
 
 - negation: the two texts differ in negation parity (English and Japanese);
 - number: both texts carry numbers or dates and the sets differ;
@@ -10,9 +10,9 @@ Rules (memstore(7), CONFLICTS), all lexical and deterministic [000][002][004]:
 
 A conflict is recorded (op ``conflict``, id from the pair) and, unless
 ``conflicts.auto_supersede`` is false, the newer record supersedes the older
-(op ``supersede``: status, ``invalid_at``, ``superseded_by``; history kept [003]).
+(op ``supersede``: status, ``invalid_at``, ``superseded_by``; history kept, memstore(7) FORGETTING).
 ``resolve`` records a person's decision. Detection runs inside ``consolidate``
-and ``distill``; ``lexical_conflicts`` is a cheap write-time check (no numpy).
+and ``distill``; nothing is checked at write time (remember stays model- and fold-free).
 """
 
 from __future__ import annotations
@@ -99,13 +99,13 @@ def conflict_events(old: Memory, new: Memory, rule: str, now: str, config, detai
     events = [{"op": "conflict", "at": now, "id": cid, "old": old.id, "new": new.id,
                "rule": rule, "detail": detail}]
     if config["conflicts"]["auto_supersede"]:
-        events.append({"op": "supersede", "at": now, "old": old.id, "new": new.id,
+        events.append({"op": "supersede", "at": now, "old": old.id, "new": new.id, "conflict": cid,
                        "reason": f"conflict {cid} ({rule})"})
     return events
 
 
 def policy_conflicts(state, now: str, config) -> list[dict]:
-    """Active policies on one cause with opposite directions: the newer wins [000]."""
+    """Active policies on one cause with opposite directions: the newer wins (memstore(7), POLICIES)."""
     from .policies import cause_key
 
     by_cause: dict[tuple, list[Memory]] = {}
@@ -122,27 +122,6 @@ def policy_conflicts(state, now: str, config) -> list[dict]:
     return events
 
 
-_WORD = re.compile(r"\w+")
-
-
-def lexical_conflicts(new: Memory, others) -> list[tuple[Memory, str]]:
-    """A cheap write-time check (no vectors): active records on the same subject and
-    domain that share at least half their words with ``new`` and break a lexical rule."""
-    if new.subject is None:
-        return []
-    words = set(_WORD.findall(normalize_text(new.text)))
-    found = []
-    for m in others:
-        if m.id == new.id or m.status != "active" or (m.subject, m.domain) != (new.subject, new.domain):
-            continue
-        theirs = set(_WORD.findall(normalize_text(m.text)))
-        overlap = len(words & theirs) / max(1, min(len(words), len(theirs)))
-        rule = contradiction(m.text, new.text)
-        if rule and overlap >= 0.5:
-            found.append((m, rule))
-    return found
-
-
 def records(events, state) -> list[dict]:
     """Every recorded conflict with its current standing, oldest first.
 
@@ -157,8 +136,7 @@ def records(events, state) -> list[dict]:
                                      "state": "open", "resolution": None})
         elif e["op"] == "resolve" and e["id"] in out:
             out[e["id"]].update(state="resolved", resolution=e["keep"], resolved_at=e["at"])
-        elif e["op"] == "supersede" and e.get("reason", "").startswith("conflict "):
-            cid = e["reason"].split()[1]
+        elif e["op"] == "supersede" and (cid := _settled_conflict(e)) is not None:
             if cid in out and out[cid]["state"] == "open":
                 out[cid].update(state="superseded", resolved_at=e["at"])
     for rec in out.values():
@@ -166,6 +144,17 @@ def records(events, state) -> list[dict]:
         if rec["state"] == "open" and (old is None or new is None or new.id not in old.conflicts_with):
             rec["state"] = "closed"  # one side was forgotten or otherwise settled
     return list(out.values())
+
+
+def _settled_conflict(e: dict) -> str | None:
+    """The conflict a supersede event settled: its "conflict" field. Logs written before
+    that field existed named it only in the reason ("conflict <id> (<rule>)")."""
+    if "conflict" in e:
+        return e["conflict"] if isinstance(e["conflict"], str) else None
+    reason = e.get("reason")
+    if isinstance(reason, str) and reason.startswith("conflict "):
+        return reason.split()[1]
+    return None
 
 
 KEEP = ("new", "old", "both", "dismiss")

@@ -3,8 +3,8 @@
 Three stages, repeated until none has anything left to say (so a second run at
 the same ``now`` appends nothing):
 
-1. expire: short-term records past ``expires_at`` [000];
-2. near-duplicates [003]: each record recorded within ``lookback_days`` is compared
+1. expire: short-term records past ``expires_at``;
+2. near-duplicates (memstore(7), CONSOLIDATION): each record recorded within ``lookback_days`` is compared
    with the older active records of its subject and domain (records without a
    subject are only merged when their text is identical, which remember does;
    episodes of different days are different events, see ``comparable``);
@@ -61,9 +61,10 @@ def thresholds(config, embedder) -> tuple[float, float]:
 def decide(old: Memory, new: Memory, cosine: float, lower: float, upper: float, config) -> tuple[str, str]:
     """The four-state decision for a newer record against its nearest older one.
 
-    Returns (state, rule). A contradiction (negation parity, numbers) is checked
-    before the upper threshold (the issue's literal order checks it only in between): "we deploy on Fridays" and "we never deploy on
-    Fridays" are near-identical to any embedder, yet must not be merged.
+    Returns (verdict, rule): one of REINFORCE, ADD, UPDATE, CONFLICT and the rule that
+    decided it. A contradiction (negation parity, numbers) is checked before the upper
+    threshold, not only between the thresholds: "we deploy on Fridays" and "we never
+    deploy on Fridays" are near-identical to any embedder, yet must not be merged.
     """
     if normalize_text(old.text) == normalize_text(new.text):
         return REINFORCE, "same text"
@@ -131,14 +132,14 @@ def _near_duplicates(s, now: str, config, embedder) -> list[dict]:
             old, cosine = older[best], round(sims[best], 4)
             if settled(old, new):
                 continue  # a person (or an open conflict) already holds this pair
-            state, rule = decide(old, new, cosine, lower, upper, config)
-            if state == REINFORCE:
+            verdict, rule = decide(old, new, cosine, lower, upper, config)
+            if verdict == REINFORCE:
                 batch = [{"op": "merge", "at": now, "old": old.id, "new": new.id, "cosine": cosine,
                           "seen_at": max(t for t in (new.recorded_at, new.last_reinforced_at) if t)}]
-            elif state == UPDATE:
+            elif verdict == UPDATE:
                 batch = [{"op": "supersede", "at": now, "old": old.id, "new": new.id,
                           "reason": f"update (cosine {cosine})"}]
-            elif state == CONFLICT:
+            elif verdict == CONFLICT:
                 batch = conflict_events(old, new, rule, now, config, f"cosine {cosine}")
             else:
                 continue
@@ -156,7 +157,7 @@ def _retire(s, now: str, config) -> list[dict]:
         if m.level != "raw" and m.status == "active" and m.derived_from:
             sources = [s.memories.get(i) for i in m.derived_from]
             if all(src is not None and src.status in gone for src in sources):
-                events.append({"op": "forget", "at": now, "id": m.id,
+                events.append({"op": "forget", "at": now, "id": m.id, "retired": True,
                                "reason": f"{RETIRED}: " + ", ".join(m.derived_from)})
     return events
 

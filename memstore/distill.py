@@ -1,6 +1,6 @@
 """Weekly distillation as a pure function: ``distill(state, now=, config=) -> events``.
 
-Forgetting that never deletes [000]: a long-term active record whose effective
+Forgetting that never deletes (memstore(7), DISTILLATION): a long-term active record whose effective
 salience at ``now`` is under ``distill.floor`` (and that is not protected, not yet
 abstracted, and not created in this run) climbs one rung of the ladder
 
@@ -13,12 +13,12 @@ abstraction. Rungs (all extractive, memstore(7)):
 - summary: one record's most informative sentence plus its cues;
 - pattern: summaries of >= pattern_min_sources independent sources (distinct
   originals with distinct sentences) sharing a cause (subject, else kind and
-  actors) [004]; later summaries of the same cause join the pattern;
+  actors); later summaries of the same cause join the pattern;
 - principle: a pattern restated without its actors;
 - policy: a principle whose originals carry outcomes joins the outcome policy of
   its cause (policies need a direction, which only outcomes give).
 
-Quality gates in code [004]: no empty text, no sourceless record, nothing under
+Quality gates in code (memstore(7), DISTILLATION): no empty text, no sourceless record, nothing under
 ``distill.min_chars``. Policies from outcomes (memstore.policies) are derived in
 the same run; a second run at the same ``now`` appends nothing.
 """
@@ -28,11 +28,11 @@ from __future__ import annotations
 import hashlib
 
 from .conflicts import policy_conflicts
+from .extractive import central_sentence, informative_sentence, tokens
 from .fold import apply_stage
 from .model import AXES, LEVELS, Memory, Salience, memory_to_dict
 from .policies import DIRECTION, cause_key, cause_label, evidence_groups, policy_id, policy_record
 from .salience import effective, is_protected
-from .text import central_sentence, informative_sentence, tokens
 
 
 def derived_id(level: str, parts) -> str:
@@ -41,7 +41,7 @@ def derived_id(level: str, parts) -> str:
 
 
 def passes_gates(core: str, text: str, sources, config) -> bool:
-    """Code-level quality gates [004]: a heuristic must never ship an empty (no extracted
+    """Code-level quality gates (memstore(7), DISTILLATION): a heuristic must never ship an empty (no extracted
     content), ungrounded (no sources) or trivial (text under min_chars) abstraction."""
     return bool(core.strip()) and bool(sources) and len(text.strip()) >= config["distill"]["min_chars"]
 

@@ -18,6 +18,8 @@ import unicodedata
 import zlib
 from typing import Protocol
 
+from .cjk import CJK as _CJK
+
 ROUND = 5
 
 
@@ -36,7 +38,6 @@ def _finish(matrix):
     return np.round(matrix / norms, ROUND).astype(np.float32)
 
 
-_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af]")
 _WORD = re.compile(r"\w+")
 
 

@@ -25,7 +25,6 @@ def touched_ids(event: dict) -> list[str]:
 
 def summary(event: dict) -> str:
     """One line describing an event, for `memstore log` and `show`."""
-    op = event["op"]
     memory = event.get("memory")
     if isinstance(memory, dict):
         text = memory.get("text", "")
@@ -33,5 +32,4 @@ def summary(event: dict) -> str:
     ids = touched_ids(event)
     head = " ".join(ids[:3]) + (f" (+{len(ids) - 3})" if len(ids) > 3 else "")
     extra = event.get("reason") or event.get("query") or ""
-    del op
     return f"{head} {extra!r}".rstrip() if extra else head

@@ -45,7 +45,7 @@ def _reinforce(s: State, e: dict) -> None:
         mention_count=mentions,
         last_reinforced_at=e["at"],
         salience=sal,
-        confidence=max(m.confidence, e.get("confidence", 0.0)),  # confidence only rises [004]
+        confidence=max(m.confidence, e.get("confidence", 0.0)),  # confidence only rises (memstore(7), SALIENCE)
     )
     if e.get("key") is not None:
         s.keys.setdefault(e["key"], m.id)
@@ -109,7 +109,7 @@ def _merge(s: State, e: dict) -> None:
 
 
 def _supersede(s: State, e: dict) -> None:
-    """Bitemporal replacement: the old record stops holding at ``at``; history is kept [003]."""
+    """Bitemporal replacement: the old record stops holding at ``at``; history is kept (memstore(7), FORGETTING)."""
     _drop_link(s, e["old"], e["new"])
     _set(s, e["old"], status="superseded", invalid_at=e["at"], superseded_by=e["new"],
          reason=e.get("reason"))
@@ -123,7 +123,7 @@ def _conflict(s: State, e: dict) -> None:
             s.memories[x] = replace(m, conflicts_with=(*m.conflicts_with, y))
 
 
-RETIRED = "its sources no longer hold"  # reason consolidate gives abstractions it retires
+RETIRED = "its sources no longer hold"  # the reason text of a retirement (for people)
 
 
 def _reinstate(s: State, mid: str, other: str) -> None:
@@ -134,12 +134,12 @@ def _reinstate(s: State, mid: str, other: str) -> None:
         return
     s.memories[mid] = replace(m, status="active", invalid_at=None, superseded_by=None, reason=None)
     for d in list(s.memories.values()):  # rare (a person's decision): a scan is fine
-        if d.status == "invalidated" and mid in d.derived_from and (d.reason or "").startswith(RETIRED):
-            s.memories[d.id] = replace(d, status="active", invalid_at=None, reason=None)
+        if d.status == "invalidated" and d.retired and mid in d.derived_from:
+            s.memories[d.id] = replace(d, status="active", invalid_at=None, reason=None, retired=False)
 
 
 def _resolve(s: State, e: dict) -> None:
-    """A person's decision on a conflict: keep new | old | both | dismiss [004]."""
+    """A person's decision on a conflict: keep new | old | both | dismiss (memstore(7), CONFLICTS)."""
     old, new, keep = e["old"], e["new"], e["keep"]
     _drop_link(s, old, new)
     why = f"conflict {e['id']} resolved: keep {keep}"
@@ -164,7 +164,16 @@ def _forget(s: State, e: dict) -> None:
         return
     for other in m.conflicts_with:
         _drop_link(s, m.id, other)
-    _set(s, m.id, status="invalidated", invalid_at=e["at"], reason=e.get("reason"))
+    _set(s, m.id, status="invalidated", invalid_at=e["at"], reason=e.get("reason"), retired=_retired(e))
+
+
+def _retired(e: dict) -> bool:
+    """Whether a forget is consolidation's retirement of an abstraction. Events say so in
+    "retired"; logs written before that field existed said it only in the reason, and are
+    read as they were written (memstore(5), forget)."""
+    if "retired" in e:
+        return e["retired"] is True
+    return (e.get("reason") or "").startswith(RETIRED)
 
 
 def _derive(s: State, e: dict) -> None:

@@ -1,4 +1,4 @@
-"""judge: which learned policies apply to a new situation, with their evidence [000].
+"""judge: which learned policies apply to a new situation, with their evidence (memstore(7), POLICIES).
 
 "Not what can be remembered, but what changes the next decision." A policy
 applies when the situation matches it lexically (BM25 among the policies) or

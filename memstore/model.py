@@ -139,7 +139,13 @@ class Memory:
         "Ids of records a person ruled compatible (conflicts resolved as both or dismiss): never "
         "flagged again."))
     reason: str | None = _doc(None, doc=(
-        "Why it was invalidated or superseded (the --reason of forget, or the conflict)."))
+        "Why it was invalidated or superseded (the --reason of forget, or the conflict), as "
+        "text for people: nothing decides by it."))
+    retired: bool = _doc(False, doc=(
+        "true for an abstraction consolidation invalidated because every record it was derived "
+        "from was superseded or forgotten (a forget event with \"retired\": true); it comes back "
+        "when a person reinstates one of those records. false for everything else, including "
+        "anything forgotten with memstore forget, whatever its reason says."))
     direction: str | None = _doc(None, doc=(
         "Policies only: mitigate (learned from negative outcomes) or reinforce (positive)."))
 

@@ -1,4 +1,4 @@
-"""Policies: normative rules distilled from outcome-bearing memories [000].
+"""Policies: normative rules distilled from outcome-bearing memories (memstore(7), POLICIES).
 
 Outcome-bearing raw memories are grouped by their shared cause (``cause_key``:
 the subject, else the kind and actors); a group of at least ``policy_min_support``
@@ -9,7 +9,9 @@ negative outcomes yields a *mitigate* policy, positive ones a *reinforce* policy
 with salienceSum the sum of the evidence's composite salience. A policy's id
 comes from its cause and direction, so more support later updates the same
 record (a new ``policy`` event) instead of adding a second one.
-``active_policies`` lists what judge and the recall preamble push to an agent.
+``active_policies`` lists the policies a state holds in force (the daily brief reads
+it); judge and the recall preamble read theirs from the indexes
+(``memstore.recall.preamble.active_policies``).
 """
 
 from __future__ import annotations
@@ -17,9 +19,9 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass
 
+from .extractive import central_sentence
 from .model import AXES, Memory, Salience, memory_to_dict
 from .salience import composite
-from .text import central_sentence
 
 DIRECTION = {"negative": "mitigate", "positive": "reinforce"}
 VERB = {"mitigate": "Avoid", "reinforce": "Repeat"}
@@ -50,7 +52,7 @@ def policy_id(key: tuple, direction: str) -> str:
 
 
 def policy_confidence(evidence: list[Memory], weights) -> float:
-    """count/(count+1) + salienceSum/(count*4), clamped to [0, 1] [000]."""
+    """count/(count+1) + salienceSum/(count*4), clamped to [0, 1] (memstore(7), POLICIES)."""
     count = len(evidence)
     if count == 0:
         return 0.0

@@ -12,8 +12,8 @@ import math
 from dataclasses import dataclass
 from functools import lru_cache
 
+from .classify import NOTE, classify
 from .errors import UsageError
-from .extract import NOTE, classify
 from .model import AXES, KINDS, OUTCOMES, SOURCES, Memory, Salience, memory_id, memory_to_dict
 from .timeutil import (
     format_minute,

@@ -18,8 +18,6 @@ from datetime import UTC, date, datetime, timedelta
 
 from .errors import UsageError
 
-PRECISIONS = ("year", "month", "day", "minute")
-
 _YEAR = re.compile(r"^\d{4}$")
 _MONTH = re.compile(r"^(\d{4})-(\d{2})$")
 _DAY = re.compile(r"^\d{4}-\d{2}-\d{2}$")

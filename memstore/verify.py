@@ -37,16 +37,12 @@ from pathlib import Path
 from .codec import JSONDecodeError, loads
 from .fold import apply_event, known_op
 from .state import State, state_rows
-from .store.fs import DIR_MODE, FILE_MODE, exclusive_lock
-from .store.layout import Layout
-from .store.log import _quarantine, log_files
+from .store.fs import DIR_MODE, FILE_MODE, exclusive_lock, temp_writer
+from .store.layout import INDEXES, LOG_NAME, SNAPSHOT_NAME, Layout
+from .store.log import log_files, quarantine
 from .store.snapshot import read_snapshot, rows_checksum, snapshot_files
 
 _TS = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$")
-_TEMP = re.compile(r"^\..+\.tmp(\d+)$")  # store.fs.write_atomic: .<name>.tmp<pid>
-_SNAPSHOT_NAME = re.compile(r"^state-\d{12}\.parquet$")
-_LOG_NAME = re.compile(r"^\d{4}-\d{2}\.jsonl$")
-INDEXES = ("records", "lexical", "vectors")
 
 
 @dataclass(frozen=True)
@@ -133,9 +129,9 @@ def _check_mode(path: Path, uid: int) -> list[Finding]:
 
 def _check_temp(layout: Layout, path: Path, alive: Callable[[int], bool]) -> list[Finding]:
     name = path.name
-    m = _TEMP.match(name)
-    if m:
-        if alive(int(m.group(1))):
+    pid = temp_writer(name)
+    if pid is not None:
+        if alive(pid):
             return []  # a write in progress
     elif not (name.endswith(".usearch.tmp") and path.parent == layout.index_dir):
         return []
@@ -203,7 +199,7 @@ def check_log(layout: Layout, fold: _Fold, report: Report) -> None:
         names = []
     for name in names:
         path = layout.log_dir / name
-        if not _LOG_NAME.match(name) and path.is_file() and not _TEMP.match(name):
+        if not LOG_NAME.match(name) and path.is_file() and temp_writer(name) is None:
             found.append(Finding(path, 0, "not a log partition (YYYY-MM.jsonl): memstore ignores it; "
                                  "rename or remove it (--repair cannot)", "log"))
     files = log_files(layout)
@@ -275,7 +271,7 @@ def read_snapshots(layout: Layout) -> tuple[list[_Snap], list[Finding]]:
         return [], []
     for name in names:
         path = layout.snapshots_dir / name
-        if not _SNAPSHOT_NAME.match(name) and not _TEMP.match(name) and path.is_file():
+        if not SNAPSHOT_NAME.match(name) and temp_writer(name) is None and path.is_file():
             found.append(Finding(path, 0, "not a snapshot (state-<seq>.parquet): memstore ignores it; "
                                  "--repair deletes it", "snapshot", "delete"))
     for seq, path in snapshot_files(layout):
@@ -328,7 +324,7 @@ def _position_problem(layout: Layout, position, seq: int) -> str | None:
         name, offset = position
         path = layout.log_dir / name
         size = path.stat().st_size
-        if not _LOG_NAME.match(name) or not 0 <= offset <= size:
+        if not LOG_NAME.match(name) or not 0 <= offset <= size:
             raise ValueError
         with open(path, "rb") as fh:
             start = max(0, offset - (1 << 20))
@@ -357,14 +353,14 @@ def _position_problem(layout: Layout, position, seq: int) -> str | None:
 def read_manifests(layout: Layout, config) -> tuple[dict[str, dict | str | None], dict[str, dict]]:
     """Each index's manifest (None: absent; a str: why it is unusable) and the expected fields."""
     from .embed import make_embedder
-    from .index.sync import _expected, _manifest_path, _paths
+    from .index.sync import expected_manifest
 
     embedder = make_embedder(config)  # cheap: models load on first embed, not here
     manifests: dict[str, dict | str | None] = {}
     expected = {}
-    for name, path in _paths(layout).items():
-        expected[name] = _expected(name, embedder)
-        mpath = _manifest_path(name, path)
+    for name in layout.index_paths():
+        expected[name] = expected_manifest(name, embedder)
+        mpath = layout.manifest_path(name)
         try:
             manifests[name] = loads(mpath.read_bytes())
             if not isinstance(manifests[name], dict):
@@ -379,9 +375,7 @@ def read_manifests(layout: Layout, config) -> tuple[dict[str, dict | str | None]
 def count_documents(layout: Layout, expected: dict[str, dict]) -> dict[str, int | str]:
     """Documents in each index as it is on disk (a str when it cannot be opened)."""
     from .index import lexical, records, vectors
-    from .index.sync import _paths
-
-    paths = _paths(layout)
+    paths = layout.index_paths()
     openers = {
         "records": lambda p: records.RecordIndex(p).count(),
         "lexical": lambda p: lexical.LexicalIndex(p).count(),
@@ -401,9 +395,7 @@ def count_documents(layout: Layout, expected: dict[str, dict]) -> dict[str, int 
 
 
 def check_indexes(layout: Layout, manifests, expected, counts, fold: _Fold, report: Report) -> None:
-    from .index.sync import _manifest_path, _paths
-
-    paths = _paths(layout)
+    paths = layout.index_paths()
     head = report.head
     if all(m is None for m in manifests.values()) and not any(p.exists() for p in paths.values()):
         if head:
@@ -412,7 +404,7 @@ def check_indexes(layout: Layout, manifests, expected, counts, fold: _Fold, repo
         return
     marks = {}
     for name, manifest in manifests.items():
-        mpath = _manifest_path(name, paths[name])
+        mpath = layout.manifest_path(name)
         problem = None
         if manifest is None:
             problem = "manifest is missing"
@@ -523,7 +515,7 @@ def repair(layout: Layout, report: Report) -> dict[Finding, str]:
             if f.fix == "quarantine" and _still_torn(f):
                 offset = f.detail[0]
                 size = f.path.stat().st_size
-                target = _quarantine(layout, (f.path, offset, size - offset))
+                target = quarantine(layout, (f.path, offset, size - offset))
                 done[f] = f"moved {size - offset} bytes to {target.relative_to(layout.root)}"
         for f in report.findings:
             if f.fix == "delete":

@@ -88,7 +88,8 @@ def forget(layout: Layout, ref: str, *, now: str, reason: str | None = None) -> 
             raise NotFound(f"no memory with id or key {ref!r}; list ids with `memstore export` or `memstore log`")
         if memory.status == "invalidated":
             return Plan([], Forgotten(memory, False))
-        event = {"op": "forget", "at": now, "id": memory.id}
+        # "retired": false says outright that a person forgot it, whatever the reason's words
+        event = {"op": "forget", "at": now, "id": memory.id, "retired": False}
         if reason:
             event["reason"] = reason
         return Plan([event], Forgotten(memory, True))

@@ -1,7 +1,8 @@
 """Concurrency: writers, consolidate and recall at once; readers never wait on writers;
-concurrent decide-then-append commands (consolidate, remember --key) behave like one.
+concurrent decide-then-append commands (consolidate, remember --key) behave like one,
+through the CLI and through the library API (memstore.api.Store) alike.
 
-The full counts (4 writers x 500) run in `python bench/reliability.py`.
+The full counts (4 writers x 500, 40 library race runs) run in `python bench/reliability.py`.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from pathlib import Path
 import pytest
 from reliability_support import (
     MEMSTORE_SCRIPT,
+    api_races,
     cli,
     concurrency_run,
     log_events,
@@ -39,6 +41,15 @@ def test_writers_consolidate_and_recall_at_once(tmp_path):
     assert stats.consolidate_runs >= 1 and stats.recall_runs >= 1
     rc, out, err = cli("--store", store, "verify")
     assert (rc, out) == (0, ""), err
+
+
+def test_library_api_races_same_key_and_first_writes(tmp_path):
+    """4 processes calling Store.remember at once: the same key gives exactly one record (and
+    every caller its id), and first writes into a missing store directory all succeed."""
+    races = api_races(tmp_path, runs=4, writers=4, seed=20261130)
+    for name, stats in races.items():
+        assert stats.failures == [], (name, stats.failures)
+        assert (stats.runs, stats.calls_failed, stats.wrong_count, stats.ids_disagree) == (4, 0, 0, 0), name
 
 
 def memstore(*argv: str) -> subprocess.Popen:

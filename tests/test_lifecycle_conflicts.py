@@ -9,7 +9,6 @@ from memstore.config import load_config
 from memstore.conflicts import (
     conflict_id,
     contradiction,
-    lexical_conflicts,
     negated,
     numbers,
     records,
@@ -161,11 +160,3 @@ def test_forget_invalidates_without_deleting_and_closes_open_conflicts():
     assert rec["state"] == "closed"
 
 
-def test_write_time_check_is_lexical():
-    log = MemLog().replay("""
-{"at": "2026-02-01T09:00:00Z", "text": "We deploy on Fridays.", "subject": "deploys", "kind": "fact"}
-{"at": "2026-02-01T09:01:00Z", "text": "Deploys need two approvals.", "subject": "deploys", "kind": "fact"}
-{"at": "2026-02-02T09:00:00Z", "text": "We never deploy on Fridays.", "subject": "deploys", "kind": "fact"}
-""", CONFIG)
-    fridays, approvals, never = log.state.ordered()
-    assert [(m.id, rule) for m, rule in lexical_conflicts(never, log.state.ordered())] == [(fridays.id, "negation")]

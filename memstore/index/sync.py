@@ -40,16 +40,8 @@ class Indexes:
     caught_up: int  # events applied by this open (0 when already current)
 
 
-def _paths(layout: Layout) -> dict[str, Path]:
-    d = layout.index_dir
-    return {"records": d / "records", "lexical": d / "lexical", "vectors": d / "vectors.usearch"}
-
-
-def _manifest_path(name: str, path: Path) -> Path:
-    return path / "manifest.json" if name != "vectors" else path.with_suffix(".json")
-
-
-def _expected(name: str, embedder) -> dict:
+def expected_manifest(name: str, embedder) -> dict:
+    """The manifest fields an index must carry to be usable with this embedder."""
     fmt = {"records": records.FORMAT, "lexical": lexical.FORMAT, "vectors": vectors.FORMAT}[name]
     m = {"format": fmt}
     if name == "vectors":
@@ -59,14 +51,14 @@ def _expected(name: str, embedder) -> dict:
 
 def _watermarks(layout: Layout, embedder) -> dict[str, int]:
     marks = {}
-    for name, path in _paths(layout).items():
-        manifest = read_manifest(_manifest_path(name, path))
-        expected = _expected(name, embedder)
+    for name, path in layout.index_paths().items():
+        manifest = read_manifest(layout.manifest_path(name))
+        expected = expected_manifest(name, embedder)
         if (not isinstance(manifest, dict) or any(manifest.get(k) != v for k, v in expected.items())
                 or type(manifest.get("watermark")) is not int or manifest["watermark"] > read_head(layout).seq):
             _remove(path)
             if name == "vectors":
-                _manifest_path(name, path).unlink(missing_ok=True)
+                layout.manifest_path(name).unlink(missing_ok=True)
             marks[name] = 0  # missing, damaged, other format or embedder, ahead of the log: rebuild
         else:
             marks[name] = manifest["watermark"]
@@ -76,8 +68,8 @@ def _watermarks(layout: Layout, embedder) -> dict[str, int]:
 def _counts_differ(layout: Layout, rec, lex, vec) -> bool:
     """Whether any index holds another number of documents than its manifest says."""
     have = {"records": rec.count(), "lexical": lex.count(), "vectors": len(vec)}
-    for name, path in _paths(layout).items():
-        manifest = read_manifest(_manifest_path(name, path))
+    for name in layout.index_paths():
+        manifest = read_manifest(layout.manifest_path(name))
         if isinstance(manifest, dict) and manifest.get("count", have[name]) != have[name]:
             return True
     return False
@@ -92,10 +84,10 @@ def _open(paths: dict[str, Path], embedder):
             vectors.VectorIndex(paths["vectors"], embedder.dim))
 
 
-def _clear(paths: dict[str, Path]) -> None:
-    for name, path in paths.items():
+def _clear(layout: Layout) -> None:
+    for name, path in layout.index_paths().items():
         _remove(path)
-        _manifest_path(name, path).unlink(missing_ok=True)
+        layout.manifest_path(name).unlink(missing_ok=True)
 
 
 def _failed(layout: Layout, exc: Exception) -> StoreError:
@@ -120,13 +112,13 @@ def open_indexes(layout: Layout, config, cache_dir: Path | None, *, progress=Non
     """Open the indexes, first catching them up with the log (under the index lock)."""
     embedder = make_embedder(config)
     ensure_dir(layout.index_dir)
-    paths = _paths(layout)
+    paths = layout.index_paths()
     with exclusive_lock(layout.index_dir / ".lock"):
         if rebuild:
-            _clear(paths)
+            _clear(layout)
         marks = _watermarks(layout, embedder)
         if len(set(marks.values())) > 1:  # out of step (a crash, a deleted index): rebuild all
-            _clear(paths)
+            _clear(layout)
             marks = dict.fromkeys(marks, 0)
         cache = EmbeddingCache(cache_dir, embedder.name, embedder.dim)
         mark = marks["records"]
@@ -140,7 +132,7 @@ def open_indexes(layout: Layout, config, cache_dir: Path | None, *, progress=Non
         except (_Rebuild, OSError, ValueError, RuntimeError):
             # derived files a crash left half-written (a Tantivy segment file that exists
             # already, a truncated vector file): they are a cache, so build them again, once
-            _clear(paths)
+            _clear(layout)
             mark = 0
             try:
                 rec, lex, vec = _open(paths, embedder)
@@ -149,9 +141,9 @@ def open_indexes(layout: Layout, config, cache_dir: Path | None, *, progress=Non
                 raise _failed(layout, again) from None
         if applied:
             mark = applied
-            for name, path in paths.items():
-                write_manifest(_manifest_path(name, path), {
-                    **_expected(name, embedder), "builder": f"memstore {__version__}",
+            for name in paths:
+                write_manifest(layout.manifest_path(name), {
+                    **expected_manifest(name, embedder), "builder": f"memstore {__version__}",
                     "watermark": mark,
                     "count": {"records": rec.count, "lexical": lex.count, "vectors": vec.__len__}[name](),
                 })

@@ -11,7 +11,8 @@ from __future__ import annotations
 import re
 import unicodedata
 
-_CJK_RUN = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af\u30fc々〆]+")
+from ..cjk import CJK_RUN as _CJK_RUN
+
 _NOT_WORD = re.compile(r"[^\w\s]+")
 
 
@@ -33,10 +34,6 @@ def cjk_tokens(text: str) -> list[str]:
 def latin_text(text: str) -> str:
     """The text with CJK runs and query-syntax characters removed (for the English analyzer)."""
     return " ".join(_NOT_WORD.sub(" ", _CJK_RUN.sub(" ", normalize(text))).split())
-
-
-def has_cjk(text: str) -> bool:
-    return _CJK_RUN.search(text) is not None
 
 
 # Query-side only (documents keep every word): function words that Tantivy's short English

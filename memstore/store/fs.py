@@ -5,6 +5,7 @@ from __future__ import annotations
 import errno
 import fcntl
 import os
+import re
 import threading
 import time
 from contextlib import contextmanager
@@ -54,6 +55,15 @@ def write_all(fd: int, data) -> None:
     view = memoryview(data).cast("B")
     while view:
         view = view[os.write(fd, view):]
+
+
+TEMP_NAME = re.compile(r"^\..+\.tmp(\d+)$")  # write_atomic's temporary file: .<name>.tmp<pid>
+
+
+def temp_writer(name: str) -> int | None:
+    """The pid that wrote a temporary file of ``write_atomic`` named ``name``, else None."""
+    m = TEMP_NAME.match(name)
+    return int(m.group(1)) if m else None
 
 
 def write_atomic(path: Path, data: bytes) -> None:

@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import StoreError
 from .fs import ensure_dir, os_error
+
+LOG_NAME = re.compile(r"^\d{4}-\d{2}\.jsonl$")  # log/YYYY-MM.jsonl
+SNAPSHOT_NAME = re.compile(r"^state-(\d{12})\.parquet$")  # snapshots/state-<seq>.parquet
+INDEXES = ("records", "lexical", "vectors")
 
 
 @dataclass(frozen=True)
@@ -32,6 +37,18 @@ class Layout:
     @property
     def brief_dir(self) -> Path:
         return self.root / "brief"
+
+    def index_path(self, name: str) -> Path:
+        """Where one index lives: index/records/, index/lexical/, index/vectors.usearch."""
+        return self.index_dir / {"records": "records", "lexical": "lexical", "vectors": "vectors.usearch"}[name]
+
+    def index_paths(self) -> dict[str, Path]:
+        return {name: self.index_path(name) for name in INDEXES}
+
+    def manifest_path(self, name: str) -> Path:
+        """An index's manifest: inside its directory, or beside the vector file."""
+        path = self.index_path(name)
+        return path / "manifest.json" if name != "vectors" else path.with_suffix(".json")
 
     @property
     def config_path(self) -> Path:

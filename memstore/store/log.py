@@ -9,7 +9,6 @@ appends, so the tail is never glued to a new line. Complete lines are never edit
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -17,15 +16,14 @@ from pathlib import Path
 from ..codec import JSONDecodeError, dumps_line, loads
 from ..errors import NonMonotonicTime, StoreBusy
 from .fs import FILE_MODE, ensure_dir, exclusive_lock, fsync_dir, os_error, write_all
-from .layout import Layout
+from .layout import LOG_NAME, Layout
 
-_LOG_NAME = re.compile(r"^\d{4}-\d{2}\.jsonl$")
 _CHUNK = 1 << 16
 
 
 def log_files(layout: Layout) -> list[Path]:
     try:
-        names = sorted(n for n in os.listdir(layout.log_dir) if _LOG_NAME.match(n))
+        names = sorted(n for n in os.listdir(layout.log_dir) if LOG_NAME.match(n))
     except FileNotFoundError:
         return []
     return [layout.log_dir / n for n in names]
@@ -110,7 +108,7 @@ def _last_event(path: Path) -> dict | None:
     return None
 
 
-def _quarantine(layout: Layout, torn: tuple[Path, int, int]) -> Path:
+def quarantine(layout: Layout, torn: tuple[Path, int, int]) -> Path:
     """Move a torn fragment (never a complete line) to log/quarantine/; return where it went.
     Caller holds the store lock. An earlier fragment from the same offset is kept, not replaced."""
     path, offset, length = torn
@@ -162,7 +160,7 @@ def append(layout: Layout, events: list[dict], now: str, *, allow_past: bool = F
             )
         try:
             if head.torn:
-                _quarantine(layout, head.torn)
+                quarantine(layout, head.torn)
             files = log_files(layout)
             month = now[:7]
             if files and files[-1].stem > month:

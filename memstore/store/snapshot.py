@@ -11,17 +11,15 @@ from __future__ import annotations
 import hashlib
 import io
 import os
-import re
 from pathlib import Path
 
 from ..codec import dumps, loads
 from ..model import AXES, memory_from_dict
 from ..state import State, state_rows
 from .fs import ensure_dir, write_atomic
-from .layout import Layout
+from .layout import SNAPSHOT_NAME, Layout
 
-FORMAT = "memstore-snapshot/1"
-_NAME = re.compile(r"^state-(\d{12})\.parquet$")
+FORMAT = "memstore-snapshot/2"  # /2: the retired field
 KEEP = 2  # older snapshots are removed after a new one is written
 
 
@@ -39,6 +37,7 @@ def _schema():
         ("mention_count", i), ("last_reinforced_at", s), ("expires_at", s), ("seq", i),
         ("merged_into", s), ("abstracted_by", s), ("conflicts_with", pa.list_(s)),
         ("reconciled_with", pa.list_(s)), ("reason", s), ("direction", s),
+        ("retired", pa.bool_()),
     ])
 
 
@@ -55,7 +54,7 @@ def snapshot_files(layout: Layout) -> list[tuple[int, Path]]:
         names = os.listdir(layout.snapshots_dir)
     except FileNotFoundError:
         return []
-    found = [(int(m.group(1)), layout.snapshots_dir / n) for n in names if (m := _NAME.match(n))]
+    found = [(int(m.group(1)), layout.snapshots_dir / n) for n in names if (m := SNAPSHOT_NAME.match(n))]
     return sorted(found)
 
 

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from memstore.extract import classify
+from memstore.classify import classify
 
 CASES = {
     ("decision", "long", 0.8): [

@@ -12,9 +12,10 @@ import re
 import unicodedata
 from functools import lru_cache
 
+from .cjk import CJK as _CJK
+
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|(?<=[。！？])|\n+")
 _WORD = re.compile(r"\w+")
-_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff]")
 _STOP = frozenset(
     "the a an and or but of to in on at for with by from as is are was were be been it its this that "
     "these those we i you he she they our my your their his her them us me not no so if then than "
