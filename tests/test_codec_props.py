@@ -40,6 +40,7 @@ BY_TYPE = {
     "int": count,
     "float": unit,
     "Salience": salience,
+    "bool": st.booleans(),
 }
 
 
