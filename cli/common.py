@@ -16,8 +16,6 @@ from memstore.errors import UsageError
 from memstore.store.layout import Layout
 from memstore.timeutil import format_ts, parse_instant
 
-_GLOBAL = {"store": None, "quiet": False}
-
 NowOpt = Annotated[
     str | None,
     typer.Option("--now", envvar="MEMSTORE_NOW", show_envvar=True, metavar="TIME",
@@ -26,13 +24,36 @@ NowOpt = Annotated[
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print canonical JSON instead of text.")]
 
 
-def set_globals(store: Path | None, quiet: bool) -> None:
-    _GLOBAL["store"] = store
-    _GLOBAL["quiet"] = quiet
+@dataclass(frozen=True)
+class Globals:
+    """The options every command takes, before or after its name (--store, --quiet).
+
+    They travel with the click context of one command line (``ctx.obj``, which click
+    hands down to the subcommand's context): a nested command line, such as a replayed
+    script line, passes its own as ``obj=`` and cannot leak them into its caller's.
+    """
+
+    store: Path | None = None
+    quiet: bool = False
+
+
+def current_globals() -> Globals:
+    """The global options of the command line being run (defaults outside of one)."""
+    import click  # loaded with typer already
+
+    ctx = click.get_current_context(silent=True)
+    obj = ctx.obj if ctx is not None else None
+    return obj if isinstance(obj, Globals) else Globals()
+
+
+def set_globals(ctx, *, store: Path | None = None, quiet: bool = False) -> None:
+    """Record --store/--quiet given to ctx's command on top of what its caller passed."""
+    base = ctx.obj if isinstance(ctx.obj, Globals) else Globals()
+    ctx.obj = Globals(Path(store) if store is not None else base.store, bool(quiet) or base.quiet)
 
 
 def quiet() -> bool:
-    return bool(_GLOBAL["quiet"])
+    return current_globals().quiet
 
 
 def default_store_dir() -> Path:
@@ -41,8 +62,9 @@ def default_store_dir() -> Path:
 
 
 def store_dir() -> Path:
-    if _GLOBAL["store"] is not None:
-        return Path(_GLOBAL["store"])
+    store = current_globals().store
+    if store is not None:
+        return store
     env = os.environ.get("MEMSTORE_DIR")
     return Path(env) if env else default_store_dir()
 

@@ -11,14 +11,18 @@ checks every line before anything runs, so a typo on line 4,000 fails at once.
 from __future__ import annotations
 
 import shlex
+from collections.abc import Collection
 from dataclasses import dataclass
 
 from .errors import UsageError
 from .timeutil import format_ts, parse_instant
 
-# Commands whose output is a checkpoint: compared with the goldens on replay.
-READ_COMMANDS = frozenset({"recall", "judge", "conflicts", "stats", "show", "export", "log", "eval", "brief"})
-WRITE_ONLY = frozenset({"remember", "consolidate", "distill", "index", "reindex", "forget", "snapshot", "init"})
+# Command paths whose output is a checkpoint: compared with the goldens on replay. Plain
+# `conflicts` lists like `conflicts list`; `conflicts resolve` is a write.
+READ_COMMANDS = frozenset({
+    ("recall",), ("judge",), ("conflicts",), ("conflicts", "list"), ("stats",), ("show",), ("export",),
+    ("log",), ("eval",), ("brief",),
+})
 
 
 @dataclass(frozen=True)
@@ -26,6 +30,7 @@ class Step:
     line: int
     now: str
     args: tuple[str, ...]
+    path: tuple[str, ...] = ()  # the command path the args name: ("recall",), ("conflicts", "resolve")
 
     @property
     def command(self) -> str:
@@ -33,12 +38,21 @@ class Step:
 
     @property
     def checkpoint(self) -> bool:
-        if self.command == "conflicts" and len(self.args) > 1 and self.args[1] == "resolve":
-            return False
-        return self.command in READ_COMMANDS
+        return (self.path or self.args[:1]) in READ_COMMANDS
 
 
-def parse_script(text: str, name: str, known: frozenset[str] | set[str]) -> list[Step]:
+def command_path(args: tuple[str, ...], known: Collection[tuple[str, ...]]) -> tuple[str, ...]:
+    """The longest command path in ``known`` that args start with: ("conflicts", "list")."""
+    path = args[:1]
+    while len(path) < len(args) and args[: len(path) + 1] in known:
+        path = args[: len(path) + 1]
+    return path
+
+
+def parse_script(text: str, name: str, known: Collection[str] | Collection[tuple[str, ...]]) -> list[Step]:
+    """Steps of a script. ``known``: the command names, or the command paths (with
+    sub-commands, e.g. ("conflicts", "resolve")) that a line may run."""
+    paths = {(k,) if isinstance(k, str) else tuple(k) for k in known}
     steps: list[Step] = []
     last = None
     for n, raw in enumerate(text.splitlines(), start=1):
@@ -54,7 +68,7 @@ def parse_script(text: str, name: str, known: frozenset[str] | set[str]) -> list
             raise UsageError(f"{where}cannot split the command ({exc}); check its quotes") from None
         if not args:
             raise UsageError(f"{where}a time with no command after it")
-        if args[0] not in known or args[0] == "replay":
+        if args[:1] not in paths or args[0] == "replay":
             raise UsageError(f"{where}unknown command {args[0]!r}")
         if any(a in ("--now", "--store") or a.startswith(("--now=", "--store=")) for a in args):
             raise UsageError(f"{where}do not pass --now or --store in a script: the line's time is its --now")
@@ -62,7 +76,7 @@ def parse_script(text: str, name: str, known: frozenset[str] | set[str]) -> list
             raise UsageError(f"{where}time {now} is earlier than the line before ({last}); "
                              "scripts must move forward in time")
         last = now
-        steps.append(Step(n, now, args))
+        steps.append(Step(n, now, args, command_path(args, paths)))
     if not steps:
         raise UsageError(f"{name} holds no commands")
     return steps

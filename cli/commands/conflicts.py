@@ -2,6 +2,7 @@ import textwrap
 from typing import Annotated
 
 import typer
+from typer.core import TyperCommand, TyperGroup
 
 from memstore.errors import UsageError
 
@@ -15,12 +16,12 @@ subject contradict each other (opposite negation, different numbers or dates, a
 changed preference) or two policies on one cause point opposite ways. Unless
 conflicts.auto_supersede is false the newer memory supersedes the older at once
 (the older keeps its history, with invalid_at set); otherwise the conflict stays
-open until a person decides. `memstore conflicts` lists the open ones (--all:
-every conflict with how it ended); `memstore conflicts resolve ID --keep
-new|old|both|dismiss` records the decision (ID is the conflict's id, or the id or
---key of a memory in exactly one conflict, its newest): keep the newer memory, keep the
-older one (reinstating it), keep both (they do not contradict), or dismiss the
-detection. Resolving an automatically settled conflict overrides it."""
+open until a person decides. `memstore conflicts list` (or plain `memstore
+conflicts`) lists the open ones (--all: every conflict with how it ended);
+`memstore conflicts resolve ID --keep new|old|both|dismiss` records the decision:
+keep the newer memory, keep the older one (reinstating it), keep both (they do not
+contradict), or dismiss the detection. Resolving an automatically settled conflict
+overrides it."""
 
 EPILOG = """\b
 Examples:
@@ -30,38 +31,123 @@ Examples:
   memstore conflicts resolve my-memory-key --keep new
 """
 
+LIST_HELP = """List conflicts side by side: the open ones, or with --all every one.
 
-def run(
-    action: Annotated[str | None, typer.Argument(metavar="resolve", help="'resolve' to decide a conflict.")] = None,
-    conflict: Annotated[str | None, typer.Argument(metavar="ID", help="The conflict id, or a memory's id or key (resolve).")] = None,
-    keep: Annotated[str | None, typer.Option(help="resolve: new, old, both or dismiss.")] = None,
-    note_text: Annotated[str | None, typer.Option("--note", help="resolve: why (kept in the log).")] = None,
-    all_: Annotated[bool, typer.Option("--all", help="List every conflict, not only open ones.")] = False,
+Each conflict is a heading (its id, which `memstore conflicts resolve` takes, the
+rule that detected it, when, and its state or how it ended) and the older and the
+newer memory side by side: id, text, source, confidence, recorded and occurred
+times, status. Plain `memstore conflicts` lists the same way."""
+
+LIST_EPILOG = """\b
+Examples:
+  memstore conflicts list
+  memstore conflicts list --all --json"""
+
+RESOLVE_HELP = """Record a person's decision on a conflict.
+
+ID is the conflict's id (the first column of `memstore conflicts list`, or the id
+in --json), or the id or --key of a memory in a conflict (its newest conflict).
+--keep new keeps the newer memory and supersedes the older; --keep old keeps the
+older one, reinstating it if it was superseded; --keep both keeps both (they do
+not contradict after all); --keep dismiss discards the detection. Both and
+dismiss stop the pair from being flagged again. --note is kept in the log as the
+reason. Resolving a conflict that consolidation settled automatically overrides
+that choice; resolving it the same way again appends nothing."""
+
+RESOLVE_EPILOG = """\b
+Examples:
+  memstore conflicts resolve c6c442313f0ebc0f --keep old --note "still true for EU"
+  memstore conflicts resolve my-memory-key --keep new"""
+
+AllOpt = Annotated[bool, typer.Option("--all", help="List every conflict, not only open ones.")]
+
+
+class _Conflicts(TyperGroup):
+    """`memstore conflicts WORD`: a word that is no subcommand gets the old action message."""
+
+    def resolve_command(self, ctx, args):
+        if args and not args[0].startswith("-") and self.get_command(ctx, args[0]) is None:
+            raise UsageError(f"unknown action {args[0]!r}; use `memstore conflicts` or "
+                             "`memstore conflicts resolve ID --keep ...`")
+        return super().resolve_command(ctx, args)
+
+
+class _Resolve(TyperCommand):
+    """ID and --keep are required; missing, they get the messages that say what to pass."""
+
+    def parse_args(self, ctx, args):
+        import click
+
+        try:
+            return super().parse_args(ctx, args)
+        except click.MissingParameter as exc:
+            if exc.param is not None and exc.param.name == "keep":
+                raise UsageError("resolve needs --keep new, old, both or dismiss") from None
+            raise UsageError("resolve needs a conflict ID: memstore conflicts resolve ID --keep "
+                             "new|old|both|dismiss") from None
+
+
+app = typer.Typer(cls=_Conflicts, invoke_without_command=True, subcommand_metavar="[COMMAND [ARGS]...]",
+                  rich_markup_mode=None, add_completion=False)
+
+
+@app.callback()
+def listing(
+    ctx: typer.Context,
+    all_: AllOpt = False,
+    keep: Annotated[str | None, typer.Option(hidden=True)] = None,
     now: NowOpt = None,
     json: JsonOpt = False,
 ) -> None:
+    # plain `memstore conflicts` lists; before a subcommand this only checks nothing was given
+    if ctx.invoked_subcommand is not None:
+        if all_ or now is not None or json or keep is not None:
+            raise UsageError(f"options go after the subcommand: memstore conflicts {ctx.invoked_subcommand} ...")
+        return
+    if keep is not None:
+        raise UsageError("ID and --keep go with `resolve`: memstore conflicts resolve ID --keep new")
+    _list(all_, now, json)
+
+
+@app.command("list", help=LIST_HELP, epilog=LIST_EPILOG)
+def list_(all_: AllOpt = False, now: NowOpt = None, json: JsonOpt = False) -> None:
+    _list(all_, now, json)
+
+
+@app.command("resolve", cls=_Resolve, help=RESOLVE_HELP, epilog=RESOLVE_EPILOG)
+def resolve(
+    conflict: Annotated[str, typer.Argument(metavar="ID", help="The conflict id, or a memory's id or key.")],
+    keep: Annotated[str, typer.Option(metavar="new|old|both|dismiss",
+                                      help="Which memory stands: new, old, both or dismiss.")],
+    note_text: Annotated[str | None, typer.Option("--note", metavar="TEXT", help="Why (kept in the log).")] = None,
+    now: NowOpt = None,
+    json: JsonOpt = False,
+) -> None:
+    _resolve(env(now), conflict, keep, note_text, json)
+
+
+def _list(all_: bool, now: str | None, json: bool) -> None:
     from memstore.conflicts import records
     from memstore.store.transaction import LogView
 
-    if action not in (None, "resolve"):
-        raise UsageError(f"unknown action {action!r}; use `memstore conflicts` or `memstore conflicts resolve ID --keep ...`")
     e = env(now)
-    if action == "resolve":
-        _resolve(e, conflict, keep, note_text, json)
-        return
     view = LogView(e.layout)
     state = view.state()
     found = records(view.events(), state)
-    if conflict is not None or keep is not None:
-        raise UsageError("ID and --keep go with `resolve`: memstore conflicts resolve ID --keep new")
     shown = found if all_ else [r for r in found if r["state"] == "open"]
+    result = {"at": e.now, "conflicts": [_with_records(r, state) for r in shown]}
     if json:
-        emit_json({"at": e.now, "conflicts": [_with_records(r, state) for r in shown]})
-        return
-    for r in shown:
-        _print_side_by_side(r, state)
-    if not shown:
-        note("no open conflicts" if not all_ else "no conflicts recorded")
+        emit_json(result)
+    else:
+        render(result, all_=all_)
+
+
+def render(result: dict, *, all_: bool = False) -> None:
+    """The text form of the listing (also what replay shows for a `conflicts --json` line)."""
+    for r in result["conflicts"]:
+        _print_side_by_side(r)
+    if not result["conflicts"]:
+        note("no conflicts recorded" if all_ else "no open conflicts")
 
 
 def _resolve(e, cid, keep, why, json) -> None:
@@ -95,16 +181,16 @@ def _with_records(r: dict, state) -> dict:
 _W = 38
 
 
-def _print_side_by_side(r: dict, state) -> None:
+def _print_side_by_side(r: dict) -> None:
     detail = f" ({r['detail']})" if r.get("detail") else ""
     ended = f" {r['resolution']}" if r.get("resolution") else ""
     out(f"{r['id']}  {r['rule']}{detail}  detected {r['detected_at']}  {r['state']}{ended}")
-    old, new = state.memories.get(r["old"]), state.memories.get(r["new"])
+    old, new = r["records"]["old"], r["records"]["new"]
     rows = [("", "old", "new")]
     for label, get in (
-        ("id", lambda m: m.id), ("text", lambda m: m.text), ("source", lambda m: m.source),
-        ("confidence", lambda m: f"{m.confidence:.2f}"), ("recorded", lambda m: m.recorded_at),
-        ("occurred", lambda m: m.occurred_at), ("status", lambda m: m.status),
+        ("id", lambda m: m["id"]), ("text", lambda m: m["text"]), ("source", lambda m: m["source"]),
+        ("confidence", lambda m: f"{m['confidence']:.2f}"), ("recorded", lambda m: m["recorded_at"]),
+        ("occurred", lambda m: m["occurred_at"]), ("status", lambda m: m["status"]),
     ):
         rows.append((label, get(old) if old else "-", get(new) if new else "-"))
     for label, a, b in rows:

@@ -54,12 +54,13 @@ def run(
     elif format == "preamble":
         _preamble(result)
     else:
-        _text(result)
+        render(result)
     if not result["applies"]:
         raise typer.Exit(NOTHING_APPLIES)
 
 
-def _text(result: dict) -> None:
+def render(result: dict) -> None:
+    """The text form of a judgement (also what replay shows for a `judge --json` line)."""
     if not result["applies"]:
         note("no learned policy applies to this situation")
         return

@@ -90,7 +90,7 @@ def run(
         if text:
             out(text)
     else:
-        _render(result, explain)
+        render(result, explain)
 
 
 def _touch(e, ids: list[str], query: str) -> None:
@@ -120,8 +120,12 @@ def read_requests(path: Path, now: str, default_k: int):
     return requests
 
 
-def _render(result: dict, explain: bool) -> None:
+def render(result: dict, explain: bool | None = None) -> None:
+    """The text form of a recall result (also what replay shows for a `recall --json` line);
+    explain: show the per-voice lines (default: when the results carry them)."""
     rows = result["results"]
+    if explain is None:
+        explain = any("explain" in r for r in rows)
     if not rows:
         note("no memories match")
         return

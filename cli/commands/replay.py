@@ -1,4 +1,3 @@
-import io
 import sys
 import time
 from pathlib import Path
@@ -8,8 +7,8 @@ import typer
 
 from memstore.errors import MemstoreError, UsageError
 
-from ..common import JsonOpt, store_dir
-from ..output import emit_json, note, out
+from ..common import Globals, JsonOpt, quiet, store_dir
+from ..output import capture, emit_json, note, out
 
 HELP = """Run a script of dated memstore commands in one process.
 
@@ -43,10 +42,10 @@ def run(
 ) -> None:
     from memstore.codec import dumps, loads
     from memstore.script import parse_script
+    from memstore.store.open import remember_states
     from memstore.timeutil import format_ts, parse_instant
 
-    from ..commands import COMMANDS
-    from ..main import invoke
+    from .. import app
 
     if update_goldens and goldens is None:
         raise UsageError("--update-goldens needs --goldens DIR")
@@ -55,16 +54,17 @@ def run(
         text = sys.stdin.read() if str(script) == "-" else script.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise UsageError(f"cannot read {name}: {exc}") from None
-    steps = parse_script(text, name, {n for n, _ in COMMANDS})
+    root = app.tree()  # every command a line may run (the entry point built only `replay`)
+    steps = parse_script(text, name, app.paths(root))
     if start_at:
         lo = format_ts(parse_instant(start_at, "--from"))
         steps = [s for s in steps if s.now >= lo]
     if stop_after:
         hi = format_ts(parse_instant(stop_after, "--until"))
         steps = [s for s in steps if s.now < hi]
-    store = str(store_dir())
-    from memstore.store.open import remember_states
-
+    store = store_dir()
+    each_line = Globals(store=store, quiet=True)  # every line: this store, silent on success
+    show = not json and not quiet()  # a person is watching: show each checkpoint as text
     remember_states()  # one process opens the store thousands of times: fold only what is new
     checkpoints: list[dict] = []
     counts: dict[str, int] = {}
@@ -72,14 +72,18 @@ def run(
     bar = _progress(len(steps))
     try:
         for step in steps:
-            rc, stdout, stderr = _capture(invoke, ["--store", store, "-q", *step.args, "--now", step.now])
+            with capture() as got:
+                rc = app.invoke(root, [*step.args, "--now", step.now], obj=each_line)
             if rc != 0 and not (step.command == "judge" and rc == 3):  # 3: no policy applies
                 raise MemstoreError(f"{name}:{step.line}: {step.command} failed (exit {rc}): "
-                                    f"{stderr.strip().removeprefix('Error: ') or 'no message'}")
+                                    f"{got.stderr.strip().removeprefix('Error: ') or 'no message'}")
             counts[step.command] = counts.get(step.command, 0) + 1
             if step.checkpoint:
+                output = _decode(got.stdout, loads)
                 checkpoints.append({"line": step.line, "at": step.now, "command": list(step.args),
-                                    "output": _decode(stdout, loads)})
+                                    "output": output})
+                if show:
+                    _show(step, output, got.stdout)
             if bar:
                 bar[0].advance(bar[1])
     finally:
@@ -116,27 +120,31 @@ def _decode(stdout: bytes, loads):
     return values[0] if len(values) == 1 else values
 
 
-def _capture(invoke, argv: list[str]) -> tuple[int, bytes, str]:
-    from .. import common
+SHOWN_LINES = 20  # of an output replay has no text form for
 
-    saved = dict(common._GLOBAL)  # the nested command's root options must not leak into ours
-    real_out, real_err = sys.stdout, sys.stderr
-    buf_out, buf_err = io.BytesIO(), io.StringIO()
-    wrapper = io.TextIOWrapper(buf_out, encoding="utf-8", write_through=True)
-    sys.stdout, sys.stderr = wrapper, buf_err
-    try:
-        rc = invoke(argv)
-        wrapper.flush()
-    finally:
-        sys.stdout, sys.stderr = real_out, real_err
-        common._GLOBAL.update(saved)
-        wrapper.detach()  # keep buf_out open when the wrapper is collected
-    return rc, buf_out.getvalue(), buf_err.getvalue()
+
+def _show(step, output, raw: bytes) -> None:
+    """A checkpoint as a person reads it: the line's time and command, then its output in
+    the command's own text form (its --json value rendered by the command's renderer)."""
+    import shlex
+
+    from . import load
+
+    out(f"{step.now}  {shlex.join(step.args)}")
+    module = load(step.command)
+    view = getattr(module, "render_short", None) or getattr(module, "render", None)
+    if isinstance(output, dict) and view is not None:
+        view(output)
+    else:
+        lines = raw.decode("utf-8", "replace").splitlines()
+        for line in lines[:SHOWN_LINES]:
+            out(line)
+        if len(lines) > SHOWN_LINES:
+            out(f"... ({len(lines) - SHOWN_LINES} more lines)")
+    out()
 
 
 def _progress(total: int):
-    from ..common import quiet
-
     if quiet() or not sys.stderr.isatty():
         return None
     from rich.progress import Progress
@@ -147,12 +155,12 @@ def _progress(total: int):
     return bar, task
 
 
-def _final(store: str) -> dict:
+def _final(store: Path) -> dict:
     from memstore.state import digest
     from memstore.store.layout import Layout
     from memstore.store.open import load_state
 
-    state, _ = load_state(Layout(Path(store)))
+    state, _ = load_state(Layout(store))
     by: dict[str, dict[str, int]] = {"tier": {}, "status": {}, "level": {}}
     for m in state.memories.values():
         for field in by:

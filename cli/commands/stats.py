@@ -49,16 +49,33 @@ def run(now: NowOpt = None, json: JsonOpt = False) -> None:
     }
     if json:
         emit_json(result)
-        return
-    out(f"{'memories':<11}{len(memories)}")
-    for name in tally:
-        out(f"{name:<11}" + "  ".join(f"{k} {v}" for k, v in tally[name].items()))
-    out(f"{'conflicts':<11}{open_conflicts} open")
+    else:
+        render(result)
+
+
+def render(result: dict, *, histogram: bool = True) -> None:
+    """The text form of stats --json's result."""
+    from memstore.model import LEVELS, STATUSES, TIERS
+
+    out(f"{'memories':<11}{result['memories']}")
+    for name, known in (("tier", TIERS), ("level", LEVELS), ("status", STATUSES)):
+        counts = result[name]  # canonical JSON sorts keys: show them in the model's order
+        keys = [k for k in known if k in counts] + [k for k in counts if k not in known]
+        out(f"{name:<11}" + "  ".join(f"{k} {counts[k]}" for k in keys))
+    out(f"{'conflicts':<11}{result['open_conflicts']} open")
     out(f"{'policies':<11}{result['active_policies']} active")
+    if not histogram:
+        return
     eff = result["effective"]
-    out(f"effective salience at {e.now} (active {eff['active']}, protected {eff['protected']}, "
-        f"under floor {floor:g}: {eff['under_floor']})")
+    out(f"effective salience at {result['at']} (active {eff['active']}, protected {eff['protected']}, "
+        f"under floor {eff['floor']:g}: {eff['under_floor']})")
+    bins = eff["bins"]
     top = max(bins) or 1
     for i, n in enumerate(bins):
         bar = "#" * round(30 * n / top)
         out(f"  {i / BINS:.1f}-{(i + 1) / BINS:.1f}  {bar:<30} {n}")
+
+
+def render_short(result: dict) -> None:
+    """stats in a few lines, without the histogram (replay shows its checkpoints so)."""
+    render(result, histogram=False)
