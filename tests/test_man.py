@@ -116,37 +116,37 @@ def test_every_option_and_argument_is_documented(tree):
     _root, _ctx, _registry, cmds = tree
     for c in cmds:
         text = page(c.page + ".1")
-        synopsis, options = section(text, "SYNOPSIS"), section(text, "OPTIONS") if not c.children else ""
-        for p in gen.visible_params(c):
+        params = gen.visible_params(c)
+        synopsis = section(text, "SYNOPSIS")
+        options = section(text, "OPTIONS") if any(gen.is_option(p) for p in params) else ""
+        for p in params:
             if gen.is_option(p):
                 for opt in [*p.opts, *getattr(p, "secondary_opts", [])]:
                     assert f"\\fB{gen.esc(opt)}\\fR" in options, f"{c.words}: {opt} is not in OPTIONS"
                 long = next((o for o in p.opts if o.startswith("--")), p.opts[0])
-                if p.name not in _action_only(c):
-                    assert gen.esc(long) in synopsis, f"{c.words}: {long} is not in SYNOPSIS"
+                assert gen.esc(long) in synopsis, f"{c.words}: {long} is not in SYNOPSIS"
                 if p.help:
                     first = gen.prose_lines([p.help.strip().split("\n")[0]])[0][:30]
                     assert first in options, f"{c.words}: the help of {long} is not in OPTIONS"
             else:
-                words = gen.action_words(p)
-                arguments = section(text, "ARGUMENTS")
-                for w in words or [gen.arg_metavar(p)]:
-                    assert gen.esc(w) in arguments, f"{c.words}: argument {w} is not in ARGUMENTS"
-                    assert gen.esc(w) in synopsis, f"{c.words}: argument {w} is not in SYNOPSIS"
+                arguments, name = section(text, "ARGUMENTS"), gen.arg_metavar(p)
+                assert gen.esc(name) in arguments, f"{c.words}: argument {name} is not in ARGUMENTS"
+                assert gen.esc(name) in synopsis, f"{c.words}: argument {name} is not in SYNOPSIS"
 
 
-def _action_only(c) -> set[str]:
-    opts = [p for p in gen.visible_params(c) if gen.is_option(p)]
-    words = [w for p in gen.visible_params(c) if not gen.is_option(p) for w in gen.action_words(p) or ()]
-    return {n for w in words for n in gen._action_options(c, w, opts)}
-
-
-def test_conflicts_resolve_is_documented():
+def test_conflicts_list_and_resolve_are_documented():
     text = page("memstore-conflicts.1")
     synopsis = section(text, "SYNOPSIS")
-    assert "\\fBconflicts\\fR \\fBresolve\\fR" in synopsis
-    assert "\\fB\\-\\-keep\\fR\\ \\fInew|old|both|dismiss\\fR" in synopsis
-    assert "\n.SS RESOLVE\n" in section(text, "DESCRIPTION")
+    for form in ("\\fBconflicts\\fR\n[\\fB\\-\\-all\\fR]", "\\fBconflicts\\fR \\fBlist\\fR\n",
+                 "\\fBconflicts\\fR \\fBresolve\\fR\n\\fB\\-\\-keep\\fR\\ \\fInew|old|both|dismiss\\fR\n"):
+        assert form in synopsis, form
+    assert synopsis.rstrip().endswith("\\fIID\\fR")  # resolve's ID: required, no brackets
+    for sub in ("list", "resolve"):
+        assert f".BR memstore\\-conflicts\\-{sub} (1)" in section(text, "COMMANDS")
+    resolve = page("memstore-conflicts-resolve.1")
+    assert "\\-\\-keep dismiss discards the detection" in section(resolve, "DESCRIPTION")
+    assert "memstore conflicts resolve my\\-memory\\-key \\-\\-keep new" in section(resolve, "EXAMPLES")
+    assert "\\fB\\-\\-all\\fR" in section(page("memstore-conflicts-list.1"), "OPTIONS")
 
 
 def test_judge_documents_exit_status_3():
