@@ -10,10 +10,13 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
+
+import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"
@@ -86,3 +89,110 @@ def test_readme_library_snippet(tmp_path, monkeypatch):
     printed = []
     exec(code.replace("/tmp/memstore-lib", str(tmp_path / "lib")), {"print": printed.append})
     assert printed == ["We decided to move billing to Postgres"]
+
+
+# --------------------------------------------------------------------------- the first command
+
+DEMO = ROOT / "fixtures" / "demo.ms"
+SUMMARY = re.compile(r"^replayed 14 lines in \d+\.\d s: 2 consolidate, 1 distill, 1 index, 1 judge, 2 recall, "
+                     r"6 remember, 1 stats; 4 checkpoints; state [0-9a-f]{16} \(6 memories\)$")
+
+
+def _demo_in_process(store: Path, capsys) -> tuple[str, str]:
+    from memstore_cli.main import main
+
+    capsys.readouterr()
+    assert main(["--store", str(store), "replay", str(DEMO)]) == 0
+    got = capsys.readouterr()
+    return got.out, got.err
+
+
+def test_first_command_shows_each_checkpoint(tmp_path, monkeypatch, capsys):
+    """The demo's replay prints its recall, judge and stats lines as those commands print
+    them (their --json value through the command's own text renderer), then one summary."""
+    monkeypatch.setenv("MEMSTORE_CACHE_DIR", str(tmp_path / "cache"))
+    out, err = _demo_in_process(tmp_path / "demo", capsys)
+    pages = out.split("\n\n")
+    assert [p.splitlines()[0] for p in pages if p] == [
+        "2026-03-09T09:00:00Z  recall 'what database are we using for billing?' --k 3 --json",
+        "2026-03-09T09:01:00Z  recall '砂糖' --k 3 --json",
+        "2026-03-09T09:02:00Z  judge 'Can we ship the checkout fix on Friday afternoon?' --json",
+        "2026-03-09T09:03:00Z  stats --json",
+    ]
+    assert re.search(r"^ 1 +[0-9.]+  m[0-9a-f]{15}  decision   2026-03-02  We decided to move billing to Postgres$",
+                     pages[0], re.M)
+    assert re.search(r"^ 1 +[0-9.]+  m[0-9a-f]{15}  preference 2026-03-02  コーヒーに砂糖は入れない$", pages[1], re.M)
+    judged = pages[2].splitlines()
+    assert judged[1] == "1. [mitigate] [eng] Avoid: friday-deploys: Deploy on Friday broke checkout (2 negative outcomes)"
+    assert re.fullmatch(r"   confidence 0\.79, match [0-9.]+, score [0-9.]+", judged[2])
+    assert judged[3].endswith(" 2026-03-03 negative: Deploy on Friday broke checkout")
+    assert pages[3].splitlines()[1:] == [
+        "memories   6", "tier       short 2  long 4",
+        "level      raw 5  summary 0  pattern 0  principle 0  policy 1",
+        "status     active 5  expired 0  archived 1  superseded 0  invalidated 0",
+        "conflicts  0 open", "policies   1 active",
+    ]
+    notes = err.splitlines()
+    assert notes[:2] == ["3 result(s); intent conceptual; examined 0 of 6"] * 2  # recall's own summary lines
+    assert SUMMARY.match(notes[-1]), notes[-1]
+
+
+VENV_LINE = re.compile(r"^python3 -m venv .*$", re.M)
+COPY_IGNORE = shutil.ignore_patterns(".git", ".venv", "__pycache__", "*.egg-info", "build", "dist",
+                                     ".pytest_cache", ".hypothesis", ".ruff_cache")
+# offline (default): pip may not reach an index, so the dependencies come from this test's own
+# environment (PYTHONPATH) and memstore is built with its build backend (no build isolation);
+# online: the line runs as a user runs it, fetching everything (about 15 s here; needs network).
+INSTALL = os.environ.get("MEMSTORE_TEST_INSTALL", "offline")
+
+
+def _cannot_build_offline() -> str | None:
+    from importlib import metadata, util
+
+    if util.find_spec("ensurepip") is None:
+        return "python3 -m venv needs ensurepip (Debian: apt install python3-venv)"
+    try:
+        version = tuple(int(x) for x in metadata.version("setuptools").split(".")[:2])
+    except metadata.PackageNotFoundError:
+        return "no setuptools in this environment to build memstore without an index"
+    if version < (70, 1) and util.find_spec("wheel") is None:
+        return (f"setuptools {'.'.join(map(str, version))} builds wheels only with the wheel package, which "
+                "this environment lacks; install 'setuptools>=70.1' or wheel, or run with "
+                "MEMSTORE_TEST_INSTALL=online (needs network)")
+    return None
+
+
+def test_readme_venv_line_installs_and_replays(tmp_path, capsys, monkeypatch):
+    """The README's one-line install into an environment of its own, exactly as written (only
+    the demo store moved into tmp), in a copy of the repository."""
+    line = VENV_LINE.findall(README.read_text())
+    assert len(line) == 1 and ".venv/bin/memstore --store /tmp/memstore-demo replay fixtures/demo.ms" in line[0]
+    if INSTALL not in ("offline", "online"):
+        pytest.fail(f"MEMSTORE_TEST_INSTALL={INSTALL!r}: use offline or online")
+    reason = _cannot_build_offline() if INSTALL == "offline" else None
+    if reason:
+        pytest.skip(reason)
+    repo = tmp_path / "repo"
+    shutil.copytree(ROOT, repo, ignore=COPY_IGNORE)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("MEMSTORE_", "PYTHON", "VIRTUAL_ENV"))}
+    env.update(MEMSTORE_CACHE_DIR=str(tmp_path / "cache"), PIP_DISABLE_PIP_VERSION_CHECK="1",
+               PATH=f"{Path(sys.executable).parent}:{env.get('PATH', '/usr/bin:/bin')}")
+    if INSTALL == "offline":
+        import sysconfig
+
+        paths = sysconfig.get_paths()
+        pythonpath = [*filter(None, os.environ.get("PYTHONPATH", "").split(os.pathsep)), paths["purelib"],
+                      paths["platlib"]]
+        env.update(PYTHONPATH=os.pathsep.join(dict.fromkeys(pythonpath)),
+                   PIP_NO_INDEX="1", PIP_NO_BUILD_ISOLATION="0")  # "0": pip's spelling of --no-build-isolation
+    command = line[0].replace("/tmp/memstore-demo", str(tmp_path / "demo"))
+    proc = subprocess.run(["bash", "-c", command], cwd=repo, env=env, capture_output=True, text=True,
+                          timeout=900)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    assert (repo / ".venv" / "bin" / "memstore").exists()
+    monkeypatch.setenv("MEMSTORE_CACHE_DIR", str(tmp_path / "cache"))
+    out, err = _demo_in_process(tmp_path / "in-process", capsys)
+    installed = proc.stdout[proc.stdout.index("2026-03-09T09:00:00Z  recall "):]  # after pip's own output
+    assert installed == out  # the installed command prints what this checkout prints
+    assert SUMMARY.match(proc.stderr.splitlines()[-1]), proc.stderr[-2000:]
+    assert proc.stderr.splitlines()[-1].rsplit(";", 1)[1] == err.splitlines()[-1].rsplit(";", 1)[1]
