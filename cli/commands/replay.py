@@ -18,8 +18,11 @@ before anything runs; replay stops at the first failing command, naming its
 line. Outputs of read commands (recall, judge, conflicts, stats, ...) are
 checkpoints: with --goldens DIR they are compared with DIR/checkpoints.jsonl
 and the final state digest with DIR/final.json (exit 1 on any difference), or
-rewritten with --update-goldens. A progress bar shows on a terminal. Replaying
-your own exported history into a new store works the same way."""
+rewritten with --update-goldens. Unless --json or --quiet, each checkpoint is
+printed as it is reached: its time and command, then its output the way that
+command prints text (a --json line's value through the command's own text form).
+A progress bar shows on a terminal. Replaying your own exported history into a
+new store works the same way."""
 
 EPILOG = """\b
 Examples:
