@@ -52,6 +52,40 @@ def test_library_api_races_same_key_and_first_writes(tmp_path):
         assert (stats.runs, stats.calls_failed, stats.wrong_count, stats.ids_disagree) == (4, 0, 0, 0), name
 
 
+def test_threads_creating_one_directory_at_once_all_succeed(tmp_path):
+    """ensure_dir under contention: a check-then-create failed 45 of 300 rounds of 8 threads
+    here ("... is a file, not a directory"), because another thread's mkdir landed between
+    its is_dir() and exists(). A tiny switch interval makes the interleaving likely."""
+    import threading
+
+    from memstore.errors import StoreError
+    from memstore.store.fs import ensure_dir
+
+    old = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    failed = []
+    try:
+        for n in range(150):
+            path, gate = tmp_path / f"s{n}" / "log", threading.Barrier(8)
+
+            def create(path=path, gate=gate):
+                gate.wait()
+                try:
+                    ensure_dir(path)
+                except StoreError as exc:
+                    failed.append(str(exc))
+
+            threads = [threading.Thread(target=create) for _ in range(8)]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
+            assert path.is_dir() and (path.stat().st_mode & 0o777) == 0o700
+    finally:
+        sys.setswitchinterval(old)
+    assert failed == []
+
+
 def memstore(*argv: str) -> subprocess.Popen:
     return subprocess.Popen([sys.executable, MEMSTORE_SCRIPT, *argv], stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, env=subprocess_env())
