@@ -26,8 +26,8 @@ def run(
     json: JsonOpt = False,
 ) -> None:
     from memstore.brief import brief_data, render_markdown
-    from memstore.store.fs import ensure_dir, write_atomic
     from memstore.store.open import load_state
+    from memstore.store.pages import write_brief
 
     from ..common import quiet
 
@@ -36,9 +36,7 @@ def run(
     data = brief_data(state, e.now, e.config)
     text = render_markdown(data)
     if not no_write:
-        e.layout.create()
-        ensure_dir(e.layout.brief_dir)
-        write_atomic(e.layout.brief_dir / f"{data['date']}.md", text.encode())
+        write_brief(e.layout, data["date"], text)
     if json:
         emit_json(data)
     elif not quiet():

@@ -81,9 +81,9 @@ class LogView:
             self._state, _reader = load_state(self.layout)
         return self._state
 
-    def events(self, reader: LogReader | None = None) -> Iterator[dict]:
+    def events(self) -> Iterator[dict]:
         """Every readable event in log order (damaged lines are skipped)."""
-        return (reader or LogReader(self.layout)).events()
+        return LogReader(self.layout).events()
 
     def known_for(self, ids: list[str], keys: list[str]) -> Known:
         return known_for(self.layout, ids, keys)
