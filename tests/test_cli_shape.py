@@ -363,6 +363,9 @@ def test_replay_quiet_and_json_show_no_checkpoints(store, tmp_path, capsys):
     rc, out, err = run(capsys, "replay", script, "--json", "--store", tmp_path / "second")
     assert (rc, err) == (0, "")
     assert json.loads(out)["checkpoints"] == 5
+    from memstore.store import open as store_open
+
+    assert store_open._ENABLED == [False]  # replay's memo of folded states ends with it
 
 
 def test_a_failing_line_names_itself_and_leaves_no_options_behind(store, tmp_path, capsys, monkeypatch):

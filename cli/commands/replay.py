@@ -89,11 +89,12 @@ def run(
                     _show(step, output, got.stdout)
             if bar:
                 bar[0].advance(bar[1])
+        elapsed = time.perf_counter() - started
+        final = _final(store)
     finally:
         if bar:
             bar[0].stop()
-    elapsed = time.perf_counter() - started
-    final = _final(store)
+        remember_states(False)  # the memo is this replay's: later opens in this process read the store
     summary = {"lines": len(steps), "commands": dict(sorted(counts.items())), "checkpoints": len(checkpoints),
                "seconds": round(elapsed, 1), **final}
     mismatches: list[str] = []
