@@ -3,7 +3,7 @@ from typing import Annotated
 import typer
 
 from ..common import JsonOpt, NowOpt, env
-from ..output import emit_json
+from ..output import emit_json, write_text
 
 HELP = """Write the day's briefing: a short Markdown page of working memory.
 
@@ -40,6 +40,4 @@ def run(
     if json:
         emit_json(data)
     elif not quiet():
-        import sys
-
-        sys.stdout.write(text)
+        write_text(text)

@@ -1,4 +1,3 @@
-import sys
 from pathlib import Path
 from typing import Annotated
 
@@ -7,6 +6,7 @@ import typer
 from memstore.errors import UsageError
 
 from ..common import NowOpt, env
+from ..output import is_tty, write_bytes
 
 HELP = """Export the current state (or with --history, the whole event log).
 
@@ -53,14 +53,13 @@ def run(
 
             data = b"".join(dumps_line(row) for row in state_rows(state))
         else:
-            if output is None and sys.stdout.isatty():
+            if output is None and is_tty():
                 raise UsageError("Parquet is binary; pass --output FILE or redirect stdout")
             from memstore.store.snapshot import parquet_bytes
 
             data = parquet_bytes(state)
     if output is None:
-        sys.stdout.buffer.write(data)
-        sys.stdout.flush()
+        write_bytes(data)
     else:
         try:
             output.write_bytes(data)
