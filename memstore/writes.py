@@ -10,14 +10,16 @@ same checks and the same races are handled once, here.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from typing import TYPE_CHECKING, NamedTuple
 
 from .errors import NotFound, UsageError
 from .model import memory_id
 from .remember import Draft, WriteDecision, decide_writes
-from .state import State
 from .store.layout import Layout
 from .store.transaction import Committed, LogView, Plan, commit
+
+if TYPE_CHECKING:
+    from .state import State
 
 
 def remember(layout: Layout, drafts: list[Draft], *, now: str, config,
@@ -38,8 +40,7 @@ def remember(layout: Layout, drafts: list[Draft], *, now: str, config,
     return commit(layout, plan, now, allow_past=allow_past).value
 
 
-@dataclass(frozen=True)
-class StageRun:
+class StageRun(NamedTuple):
     """What a lifecycle stage did: the state it decided on, its events as the log holds
     them (with seq, unless a dry run or nothing), and their seqs."""
 
@@ -73,8 +74,7 @@ def distill(layout: Layout, *, now: str, config, dry_run: bool = False) -> Stage
     return run_stage(layout, stage, now=now, config=config, dry_run=dry_run)
 
 
-@dataclass(frozen=True)
-class Forgotten:
+class Forgotten(NamedTuple):
     memory: object  # the record as it was before (a model.Memory)
     changed: bool  # False: it was forgotten already
 
@@ -97,8 +97,7 @@ def forget(layout: Layout, ref: str, *, now: str, reason: str | None = None) -> 
     return commit(layout, plan, now).value
 
 
-@dataclass(frozen=True)
-class Resolved:
+class Resolved(NamedTuple):
     conflict: str  # the conflict's id
     keep: str
     changed: bool  # False: it was already resolved this way
@@ -130,8 +129,7 @@ def resolve_conflict(layout: Layout, ref: str, keep: str, *, now: str, note: str
     return commit(layout, plan, now).value
 
 
-@dataclass(frozen=True)
-class Imported:
+class Imported(NamedTuple):
     kind: str  # HISTORY or STATE (memstore.exchange)
     read: int
     events: list[dict]

@@ -16,8 +16,7 @@ import. Nothing outside ``memstore/store`` takes the store lock for the log.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from ..errors import StoreBusy
 from . import log as logstore
@@ -27,20 +26,19 @@ from .log import LogReader, read_head
 from .lookup import Known, known_all, known_for
 
 
-@dataclass(frozen=True)
-class Plan:
+# NamedTuples, not dataclasses: remember imports this module, and start-up time counts.
+class Plan(NamedTuple):
     """What a planning function decided. ``at``: the record time to append at when it
     is not the transaction's ``now`` (an import keeps its events' own times);
     ``allow_past``: the events may be older than the log's newest (import, by design)."""
 
-    events: list[dict] = field(default_factory=list)
+    events: list[dict]
     value: Any = None
     at: str | None = None
     allow_past: bool = False
 
 
-@dataclass(frozen=True)
-class Committed:
+class Committed(NamedTuple):
     """A plan and the seqs its events got (empty when nothing was appended)."""
 
     plan: Plan
