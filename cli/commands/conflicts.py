@@ -153,8 +153,6 @@ def render(result: dict, *, all_: bool = False) -> None:
 def _resolve(e, cid, keep, why, json) -> None:
     from memstore import writes
 
-    if cid is None:
-        raise UsageError("resolve needs a conflict ID: memstore conflicts resolve ID --keep new|old|both|dismiss")
     done = writes.resolve_conflict(e.layout, cid, keep, now=e.now, note=why)
     if json:
         emit_json({"id": done.conflict, "keep": keep, "changed": done.changed})
