@@ -1,0 +1,113 @@
+"""verify's snapshot check: readable, consistent with their metadata and with the log."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..codec import JSONDecodeError, loads
+from ..state import state_rows
+from ..store.fs import temp_writer
+from ..store.layout import LOG_NAME, SNAPSHOT_NAME, Layout
+from ..store.snapshot import read_snapshot, rows_checksum, snapshot_files
+from .logcheck import Fold
+from .report import Finding, Report
+
+
+@dataclass
+class _Snap:
+    path: Path
+    seq: int
+    meta: dict | None = None
+    checksum: str | None = None
+    keys: dict | None = None
+    rows: int = 0
+    error: str | None = None
+
+
+def read_snapshots(layout: Layout) -> tuple[list[_Snap], list[Finding]]:
+    snaps, found = [], []
+    try:
+        names = sorted(os.listdir(layout.snapshots_dir))
+    except FileNotFoundError:
+        return [], []
+    for name in names:
+        path = layout.snapshots_dir / name
+        if not SNAPSHOT_NAME.match(name) and temp_writer(name) is None and path.is_file():
+            found.append(Finding(path, 0, "not a snapshot (state-<seq>.parquet): memstore ignores it; "
+                                 "--repair deletes it", "snapshot", "delete"))
+    for seq, path in snapshot_files(layout):
+        snap = _Snap(path, seq)
+        try:
+            state, meta = read_snapshot(path)
+            snap.meta = meta
+            snap.rows = len(state.memories)
+            snap.checksum = rows_checksum(state_rows(state))
+            snap.keys = dict(sorted(state.keys.items()))
+        except Exception as exc:  # any damage: pyarrow, metadata, rows
+            snap.error = f"{type(exc).__name__}: {exc}"[:200]
+        snaps.append(snap)
+    return snaps, found
+
+
+def check_snapshots(layout: Layout, snaps: list[_Snap], fold: Fold, report: Report) -> None:
+    for snap in snaps:
+        report.snapshots += 1
+        problem = _snapshot_problem(layout, snap, fold, report.head)
+        if problem:
+            report.findings.append(Finding(snap.path, 0, f"{problem}; --repair deletes it (a cache: "
+                                           "no answer changes)", "snapshot", "delete"))
+
+
+def _snapshot_problem(layout: Layout, snap: _Snap, fold: Fold, head: int) -> str | None:
+    if snap.error:
+        return f"unreadable snapshot ({snap.error})"
+    meta = snap.meta
+    if meta.get("seq") != snap.seq:
+        return f"metadata says seq {meta.get('seq')!r} but the name says {snap.seq}"
+    if snap.seq > head:
+        return f"claims seq {snap.seq} but the log ends at seq {head}"
+    if meta.get("rows") != snap.rows:
+        return f"metadata says {meta.get('rows')!r} rows but it holds {snap.rows}"
+    if meta.get("checksum") != snap.checksum:
+        return "rows do not match the checksum in its metadata"
+    captured = fold.captured.get(snap.seq)
+    if captured is not None:
+        checksum, keys, _n = captured
+        if checksum != snap.checksum or keys != snap.keys:
+            return f"rows differ from the log folded to seq {snap.seq}"
+    return _position_problem(layout, meta.get("position"), snap.seq)
+
+
+def _position_problem(layout: Layout, position, seq: int) -> str | None:
+    if position is None:
+        return None
+    try:
+        name, offset = position
+        path = layout.log_dir / name
+        size = path.stat().st_size
+        if not LOG_NAME.match(name) or not 0 <= offset <= size:
+            raise ValueError
+        with open(path, "rb") as fh:
+            start = max(0, offset - (1 << 20))
+            fh.seek(start)
+            before = fh.read(offset - start)
+            after = fh.readline()
+    except (OSError, ValueError, TypeError):
+        return f"records a log position {position!r} that does not exist"
+    if before and not before.endswith(b"\n"):
+        return f"log position {name}:{offset} is not at the start of a line"
+    prev_line = before[:-1].rsplit(b"\n", 1)[-1] if before else b""
+    for line, want in ((prev_line, seq), (after.rstrip(b"\n") if after.endswith(b"\n") else b"", seq + 1)):
+        if not line:
+            continue
+        try:
+            got = loads(line).get("seq")
+        except (JSONDecodeError, AttributeError):
+            continue  # a damaged line is reported by the log check
+        if got != want:
+            return f"log position {name}:{offset} is at seq {got}, not next to seq {seq}"
+    return None
+
+
