@@ -19,6 +19,12 @@ from .fs import FILE_MODE, ensure_dir, exclusive_lock, fsync_dir, os_error, writ
 from .layout import LOG_NAME, Layout
 
 _CHUNK = 1 << 16
+_APPENDED = [0]  # events this process appended (the CLI says so when its output then fails)
+
+
+def appended_count() -> int:
+    """How many events this process has appended to any store so far."""
+    return _APPENDED[0]
 
 
 def log_files(layout: Layout) -> list[Path]:
@@ -173,6 +179,7 @@ def append(layout: Layout, events: list[dict], now: str, *, allow_past: bool = F
         for e, s in zip(events, seqs, strict=True):
             data += dumps_line({**e, "seq": s})
         _write_all(target, data)
+        _APPENDED[0] += len(seqs)
         return seqs
 
 
