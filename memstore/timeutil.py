@@ -139,8 +139,17 @@ def time_buckets(occurred: str, precision: str) -> list[str]:
     return [occurred[:4], occurred[:7], occurred[:10], iso_week(day)]
 
 
+_FIRST = datetime(1, 1, 1, tzinfo=UTC)
+_LAST = datetime(9999, 12, 31, 23, 59, 59, tzinfo=UTC)
+
+
 def ts_after(ts: str, days: float) -> str:
-    return format_ts(parse_ts(ts) + timedelta(days=days))
+    """``days`` after ``ts`` (before, when negative), clamped to years 0001..9999: a TTL
+    from late in 9998 expires at the end of time, a lookback from 0001 starts at its start."""
+    try:
+        return format_ts(parse_ts(ts) + timedelta(days=days))
+    except OverflowError:
+        return format_ts(_LAST if days > 0 else _FIRST)
 
 
 def days_between(earlier: str, later: str) -> float:

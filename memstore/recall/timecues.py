@@ -33,12 +33,21 @@ def _month_bucket(year: int, month: int) -> str:
     return f"{year:04d}-{month:02d}"
 
 
-def _latest_month(month: int, today: date) -> str:
+def _latest_month(month: int, today: date) -> str | None:
     year = today.year if month <= today.month else today.year - 1
-    return _month_bucket(year, month)
+    return _month_bucket(year, month) if year >= 1 else None
 
 
-def _relative(word: str, today: date) -> str:
+def _relative(word: str, today: date) -> str | None:
+    """The bucket a relative word names, or None when it falls before year 0001 (a --now
+    at the start of the calendar has no "yesterday")."""
+    try:
+        return _relative_bucket(word, today)
+    except OverflowError:
+        return None
+
+
+def _relative_bucket(word: str, today: date) -> str | None:
     w = " ".join(word.casefold().split())
     if w in ("today", "今日", "本日"):
         return today.isoformat()
@@ -55,7 +64,7 @@ def _relative(word: str, today: date) -> str:
         return _month_bucket(first.year, first.month)
     if w in ("this year", "今年"):
         return str(today.year)
-    return str(today.year - 1)  # last/past/previous year, 去年, 昨年
+    return str(today.year - 1) if today.year > 1 else None  # last/past/previous year, 去年, 昨年
 
 
 def parse_during(value: str, now: str) -> str:
@@ -67,7 +76,11 @@ def parse_during(value: str, now: str) -> str:
         return text
     m = _RELATIVE.fullmatch(text)
     if m:
-        return _relative(m.group(0), today)
+        bucket = _relative(m.group(0), today)
+        if bucket is None:
+            raise UsageError(f"--during {value!r} falls before year 0001 at --now {now}; "
+                             "use a later --now or a date such as 0001-01")
+        return bucket
     found = find_cues(text, now)
     if len(found) == 1:
         return found[0]
@@ -96,8 +109,8 @@ def find_cues(text: str, now: str) -> list[str]:
             found.append((m.start(), _month_bucket(int(m.group(1)), month) if m.group(1)
                           else _latest_month(month, today)))
     seen: list[str] = []
-    for _pos, bucket in sorted(found):
-        if bucket not in seen:
+    for _pos, bucket in sorted(found, key=lambda f: (f[0], f[1] or "")):  # None: before 0001
+        if bucket is not None and bucket not in seen:
             seen.append(bucket)
     return seen
 
