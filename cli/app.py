@@ -125,7 +125,25 @@ def invoke(root, argv: list[str] | None, *, obj: common.Globals | None = None) -
         if code is None:
             raise
         return code
+    finally:
+        _say_skipped(argv)
     return rc if isinstance(rc, int) else 0
+
+
+def _say_skipped(argv: list[str] | None) -> None:
+    """Damaged log lines the command's reads skipped: said once, on stderr, even with --quiet
+    (an answer given without part of the log must not look like a whole one). verify lists
+    them itself."""
+    import sys
+
+    log = sys.modules.get("memstore.store.log")  # not loaded: nothing was read (--help, --version)
+    skipped = log.skipped_lines() if log is not None else []
+    if not skipped or subcommand(argv or []) == "verify":
+        return
+    where = ", ".join(f"{p.path.parent.name}/{p.path.name}:{p.line}" for p in skipped[:3])
+    more = f" and {len(skipped) - 3} more" if len(skipped) > 3 else ""
+    error(f"warning: skipped {len(skipped)} damaged log line(s) ({where}{more}); "
+          "`memstore verify` names them")
 
 
 def _failure(exc: Exception) -> int | None:

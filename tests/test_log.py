@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 from conftest import MEMSTORE, NOW, log_lines, store_digest, write_jsonl
 
-from memstore.errors import NonMonotonicTime
+from memstore.codec import dumps, dumps_line
+from memstore.errors import NonMonotonicTime, StoreError
 from memstore.fold import fold
 from memstore.model import memory_id
 from memstore.state import digest
@@ -152,14 +153,30 @@ def test_a_malformed_complete_line_is_skipped_and_reported(store):
     log = store / "log" / "2026-06.jsonl"
     with open(log, "ab") as fh:
         fh.write(b"this is not json\n")
-    append(layout, [ev(2)], NOW)  # the head is the last well-formed event
-    with open(log, "ab") as fh:
-        fh.write(b"[1, 2]\n")
-    append(layout, [ev(3)], NOW)
+    before = log.read_bytes()
+    with pytest.raises(StoreError, match=r"log/2026-06.jsonl:2\) is not a well-formed event; nothing was written"):
+        append(layout, [ev(2)], NOW)  # a writer never continues after a line it cannot read
+    assert log.read_bytes() == before
+    with open(log, "ab") as fh:  # damage in the middle of the log: readers skip it and say so
+        fh.write(dumps_line({**ev(2), "seq": 2}) + b"[1, 2]\n" + dumps_line({**ev(3), "seq": 3}))
     reader = LogReader(layout)
     assert [e["seq"] for e in reader.events()] == [1, 2, 3]
     assert [(p.line, p.message) for p in reader.problems] == [
-        (2, "line is not valid JSON (skipped)"), (4, "line is not a JSON object (skipped)")]
+        (2, "line is not valid JSON"), (4, "line is not a JSON object")]
+
+
+def test_a_tail_whose_seq_does_not_follow_is_refused(store):
+    layout = Layout(store)
+    append(layout, [ev(1), ev(2), ev(3)], NOW)
+    log = store / "log" / "2026-06.jsonl"
+    lines = log.read_bytes().split(b"\n")[:-1]
+    for bad in (0, 2, -5, True, None, "4"):
+        log.write_bytes(b"\n".join(lines[:-1] + [lines[-1].replace(b'"seq":3', dumps({"seq": bad})[1:-1])]) + b"\n")
+        before = log.read_bytes()
+        with pytest.raises(StoreError, match=r"2026-06.jsonl:3\)"):
+            append(layout, [ev(4)], NOW)
+        assert log.read_bytes() == before
+        assert [e["seq"] for e in LogReader(layout).events()] == [1, 2]
 
 
 def test_state_is_a_fold_of_the_log(ms, store):

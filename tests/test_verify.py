@@ -179,13 +179,18 @@ def test_seq_gaps_duplicates_and_bad_fields(ms, filled):
     got = [(line, msg) for _p, line, msg in findings(verify(ms))]
     assert got == [
         (2, "seq 3 follows 1: event(s) 2 are missing"),
-        (n, f"seq 1 does not follow {n} (a duplicate or out of order)"),
+        (n, f"seq 1 does not follow seq {n} (a duplicate or out of order) (skipped by readers; "
+            "--repair never edits a complete line)"),
         (n + 1, f"seq {n + 1}: unknown op 'teleport' (skipped by this memstore; a newer version wrote it?)"),
-        (n + 2, f"seq {n + 2}: remember event cannot be applied (KeyError: 'memory')"),
-        (n + 3, f"seq {n + 3}: at 'yesterday' is not a UTC time like 2026-06-07T09:30:00Z"),
-        (n + 4, f"seq {n + 6} follows {n + 3}: event(s) {n + 4}..{n + 5} are missing"),
+        (n + 2, f"seq {n + 2}: remember: memory must be a JSON object (skipped by readers; "
+                "--repair never edits a complete line)"),
+        (n + 3, f"seq {n + 3}: recall: at 'yesterday' is not a UTC time like 2026-06-07T09:30:00Z "
+                "(skipped by readers; --repair never edits a complete line)"),
+        (n + 4, f"seq {n + 6} follows {n + 1}: event(s) {n + 2}..{n + 5} are missing"),
         (n + 5, "line is not a JSON object (skipped by readers)"),
-        (n + 6, "seq '7' is not a positive integer (skipped by readers)"),
+        (n + 6, "seq '7' is not a positive whole number (skipped by readers)"),
+        (n + 5, f"the log ends with damage (lines {n + 5}..{n + 6}, 66 bytes): writers refuse to append "
+                "after it; --repair moves it to log/quarantine/ (the bytes are kept)"),
     ]
 
 

@@ -14,7 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..codec import JSONDecodeError, dumps_line, loads
-from ..errors import NonMonotonicTime, StoreBusy
+from ..errors import NonMonotonicTime, StoreBusy, StoreError
+from ..schema import event_problem
 from .fs import FILE_MODE, ensure_dir, exclusive_lock, fsync_dir, os_error, write_all
 from .layout import LOG_NAME, Layout
 
@@ -28,71 +29,93 @@ def appended_count() -> int:
 
 
 def log_files(layout: Layout) -> list[Path]:
+    """The partitions, oldest first: regular files named YYYY-MM.jsonl (a FIFO or a directory
+    of that name is not read, so it cannot hang or crash a reader; verify reports it)."""
     try:
         names = sorted(n for n in os.listdir(layout.log_dir) if LOG_NAME.match(n))
-    except FileNotFoundError:
+    except (FileNotFoundError, NotADirectoryError):
         return []
-    return [layout.log_dir / n for n in names]
+    return [p for p in (layout.log_dir / n for n in names) if p.is_file()]
 
 
 @dataclass(frozen=True)
 class Head:
-    """The newest complete event: its seq and record time, and the file holding it."""
+    """The newest well-formed event: its seq and record time. ``torn``: a fragment after the
+    final newline (file, offset, length). ``damaged``: why a writer cannot continue the log
+    (its last complete line is not a well-formed event, or its seq does not follow the line
+    before it); readers skip such a line, writers refuse to append after it."""
 
     seq: int = 0
     at: str | None = None
-    torn: tuple[Path, int, int] | None = None  # (file, offset of fragment, fragment length)
+    torn: tuple[Path, int, int] | None = None
+    damaged: str | None = None
+
+
+def _tail(path: Path, count: int) -> tuple[list[bytes], int, int]:
+    """(up to ``count`` last complete lines, offset of a torn fragment, its length)."""
+    with open(path, "rb") as fh:
+        size = fh.seek(0, os.SEEK_END)
+        pos, buf = size, b""
+        while pos > 0 and buf.count(b"\n") <= count:
+            step = min(_CHUNK, pos)
+            pos -= step
+            fh.seek(pos)
+            buf = fh.read(step) + buf
+    end = buf.rfind(b"\n")
+    if end < 0:
+        return [], 0, size  # no complete line at all: everything is a fragment
+    frag_len = len(buf) - end - 1
+    lines = buf[:end].split(b"\n")
+    if pos > 0:
+        lines = lines[1:]  # the first piece may be the end of a longer line
+    return lines[-count:], pos + end + 1, frag_len
 
 
 def _last_complete_line(path: Path) -> tuple[bytes | None, int, int]:
     """(last complete line, offset where a torn fragment starts, fragment length)."""
-    with open(path, "rb") as fh:
-        size = fh.seek(0, os.SEEK_END)
-        if size == 0:
-            return None, 0, 0
-        end = size
-        buf = b""
-        pos = size
-        # find the final newline (everything after it is a torn fragment)
-        while pos > 0:
-            step = min(_CHUNK, pos)
-            pos -= step
-            fh.seek(pos)
-            buf = fh.read(step) + buf
-            nl = buf.rfind(b"\n")
-            if nl >= 0:
-                end = pos + nl  # index of the final newline
-                break
-        else:
-            return None, 0, size
-        frag_len = size - end - 1
-        # now find the newline before it
-        buf = buf[: end - pos]
-        while True:
-            nl = buf.rfind(b"\n")
-            if nl >= 0:
-                return buf[nl + 1 :], end + 1, frag_len
-            if pos == 0:
-                return buf, end + 1, frag_len
-            step = min(_CHUNK, pos)
-            pos -= step
-            fh.seek(pos)
-            buf = fh.read(step) + buf
+    lines, frag_at, frag_len = _tail(path, 1)
+    return (lines[-1] if lines else None), frag_at, frag_len
 
 
 def read_head(layout: Layout) -> Head:
     torn = None
-    for path in reversed(log_files(layout)):
-        line, frag_at, frag_len = _last_complete_line(path)
+    files = log_files(layout)
+    for index in range(len(files) - 1, -1, -1):
+        path = files[index]
+        lines, frag_at, frag_len = _tail(path, 2)
         if frag_len and torn is None:
             torn = (path, frag_at, frag_len)
-        if line is None:
+        if not lines:
             continue
-        event = _event(line) or _last_event(path)  # readers skip a damaged line: so does the head
+        event, damaged = _event(lines[-1]), None
         if event is None:
-            continue
-        return Head(event["seq"], event["at"], torn)
+            damaged = _damage(path, frag_at, "is not a well-formed event")
+            event = _last_event(path)  # readers skip a damaged line: so does the head
+            if event is None:
+                continue
+        else:
+            before = _event(lines[0]) if len(lines) == 2 else _previous(files[:index])
+            if before is not None and before["seq"] >= event["seq"]:
+                damaged = _damage(path, frag_at, f"has seq {event['seq']}, which does not follow "
+                                                 f"seq {before['seq']} before it")
+                event = before
+        return Head(event["seq"], event["at"], torn, damaged)
     return Head(0, None, torn)
+
+
+def _previous(files: list[Path]) -> dict | None:
+    """The last well-formed event of the partitions before the newest one."""
+    for path in reversed(files):
+        lines, _at, _len = _tail(path, 1)
+        if lines:
+            return _event(lines[-1]) or _last_event(path)
+    return None
+
+
+def _damage(path: Path, end: int, what: str) -> str:
+    with open(path, "rb") as fh:
+        line = fh.read(end).count(b"\n")
+    return f"the last line of the log ({path.parent.name}/{path.name}:{line}) {what}"
 
 
 def _event(line: bytes) -> dict | None:
@@ -100,9 +123,7 @@ def _event(line: bytes) -> dict | None:
         event = loads(line)
     except JSONDecodeError:
         return None
-    if isinstance(event, dict) and isinstance(event.get("seq"), int) and isinstance(event.get("at"), str):
-        return event
-    return None
+    return event if event_problem(event) is None else None
 
 
 def _last_event(path: Path) -> dict | None:
@@ -159,6 +180,9 @@ def append(layout: Layout, events: list[dict], now: str, *, allow_past: bool = F
         if not held:
             raise StoreBusy(f"the store {layout.root} is busy (another writer holds its lock)")
         head = read_head(layout)
+        if head.damaged:
+            raise StoreError(f"{head.damaged}; nothing was written. `memstore verify` names it, and "
+                             "`memstore verify --repair` moves it to log/quarantine/ (the bytes are kept)")
         if head.at is not None and now < head.at and not allow_past:
             raise NonMonotonicTime(
                 f"--now {now} is earlier than the store's latest record time {head.at}; "
@@ -172,6 +196,9 @@ def append(layout: Layout, events: list[dict], now: str, *, allow_past: bool = F
             if files and files[-1].stem > month:
                 month = files[-1].stem  # never append to an older partition than the newest
             target = layout.log_dir / f"{month}.jsonl"
+            if target.exists() and not target.is_file():
+                raise StoreError(f"{target} is not a regular file; move it away (memstore appends "
+                                 "to that partition next)")
         except OSError as exc:
             raise os_error(exc, layout.log_dir, "prepare the log in") from None
         seqs = list(range(head.seq + 1, head.seq + 1 + len(events)))
@@ -214,6 +241,17 @@ class LogProblem:
     message: str
 
 
+_SKIPPED: dict[tuple[str, int], LogProblem] = {}  # damaged lines readers skipped, not yet reported
+
+
+def skipped_lines() -> list[LogProblem]:
+    """The damaged log lines readers in this process skipped since the last call (each once),
+    so that a command can say it answered without them."""
+    found = sorted(_SKIPPED.values(), key=lambda p: (str(p.path), p.line))
+    _SKIPPED.clear()
+    return found
+
+
 @dataclass
 class LogReader:
     """Iterate events in log order; collect problems instead of failing."""
@@ -221,17 +259,23 @@ class LogReader:
     layout: Layout
     problems: list[LogProblem] = field(default_factory=list)
 
+    def _skip(self, path: Path, line: int, message: str) -> None:
+        problem = LogProblem(path, line, message)
+        self.problems.append(problem)
+        _SKIPPED[(str(path), line)] = problem
+
     def events(self, after_seq: int = 0, start: tuple[str, int] | None = None) -> Iterator[dict]:
         files = log_files(self.layout)
         if start is not None:
             name, offset = start
             files = [p for p in files if p.name >= name]
+        last = after_seq  # seqs only rise: a line that does not is damage, skipped
         for index, path in enumerate(files):
             last_file = index == len(files) - 1
             try:
                 data = path.read_bytes()
             except OSError as exc:
-                self.problems.append(LogProblem(path, 0, f"cannot read: {exc.strerror}"))
+                self._skip(path, 0, f"cannot be read ({exc.strerror})")
                 continue
             base_line = 0
             if start is not None and path.name == start[0]:
@@ -244,19 +288,24 @@ class LogReader:
                     self.problems.append(LogProblem(path, base_line + len(lines) + 1,
                                                     "torn final line (ignored)"))
                 else:
-                    self.problems.append(LogProblem(path, base_line + len(lines) + 1,
-                                                    "incomplete line before a later file"))
+                    self._skip(path, base_line + len(lines) + 1, "incomplete line before a later file")
             for n, line in enumerate(lines, start=base_line + 1):
                 try:
                     event = loads(line)
                 except JSONDecodeError:
-                    self.problems.append(LogProblem(path, n, "line is not valid JSON (skipped)"))
+                    self._skip(path, n, "line is not valid JSON")
                     continue
-                if not isinstance(event, dict):
-                    self.problems.append(LogProblem(path, n, "line is not a JSON object (skipped)"))
+                problem = event_problem(event)
+                if problem is not None:
+                    self._skip(path, n, problem)
                     continue
-                if event.get("seq", 0) > after_seq:
-                    yield event
+                seq = event["seq"]
+                if seq <= last:
+                    if seq > after_seq:  # at or below after_seq: folded already, not damage
+                        self._skip(path, n, f"seq {seq} does not follow seq {last}")
+                    continue
+                last = seq
+                yield event
 
 
 def position_after(layout: Layout) -> tuple[str, int] | None:

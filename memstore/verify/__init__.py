@@ -29,6 +29,7 @@ The checks live beside this module, one per kind of file: ``files``, ``logcheck`
 
 from __future__ import annotations
 
+import hashlib
 import os
 from collections.abc import Callable
 from contextlib import nullcontext
@@ -47,9 +48,11 @@ __all__ = ["Finding", "Report", "fix_modes", "pid_alive", "repair", "verify"]
 
 # --- the whole check ------------------------------------------------------------------------
 
-def verify(layout: Layout, config, *, alive: Callable[[int], bool] = pid_alive) -> Report:
+def verify(layout: Layout, config, *, now: str | None = None,
+           alive: Callable[[int], bool] = pid_alive) -> Report:
     """Check everything. Caches are read before the log, so a concurrent append can only make
-    the log longer than what they claim, never shorter."""
+    the log longer than what they claim, never shorter. ``now``: events recorded after it are
+    findings (a record time in the future blocks every later write)."""
     report = Report()
     report.findings.extend(check_files(layout, alive))
     snaps, stray = read_snapshots(layout)
@@ -66,7 +69,7 @@ def verify(layout: Layout, config, *, alive: Callable[[int], bool] = pid_alive) 
     targets |= {m["watermark"] for m in manifests.values()
                 if isinstance(m, dict) and type(m.get("watermark")) is int and m["watermark"] > 0}
     fold = Fold(sorted(targets))
-    check_log(layout, fold, report)
+    check_log(layout, fold, report, now)
     fold.finish()
     _confirm_torn(layout, report)
     check_snapshots(layout, snaps, fold, report)
@@ -76,7 +79,7 @@ def verify(layout: Layout, config, *, alive: Callable[[int], bool] = pid_alive) 
 
 def _confirm_torn(layout: Layout, report: Report) -> None:
     """A fragment seen without the lock may be an append in flight: look again under it."""
-    torn = [f for f in report.findings if f.fix == "quarantine"]
+    torn = [f for f in report.findings if f.fix == "quarantine" and len(f.detail) == 2]
     if not torn or not layout.lock_path.exists():
         return
     with exclusive_lock(layout.lock_path):
@@ -86,6 +89,15 @@ def _confirm_torn(layout: Layout, report: Report) -> None:
 
 
 def _still_torn(f: Finding) -> bool:
+    if len(f.detail) == 3:  # a damaged tail of complete lines: still there, byte for byte?
+        offset, length, sha = f.detail
+        try:
+            with open(f.path, "rb") as fh:
+                fh.seek(offset)
+                rest = fh.read()
+        except OSError:
+            return False
+        return len(rest) == length and hashlib.sha256(rest).hexdigest() == sha
     offset, length = f.detail
     try:
         with open(f.path, "rb") as fh:
@@ -103,7 +115,9 @@ def _still_torn(f: Finding) -> bool:
 
 def repair(layout: Layout, report: Report) -> dict[Finding, str]:
     """Apply the safe fixes (all but the index rebuild, which the caller does); return what was
-    done per finding. Never edits a complete log line."""
+    done per finding. Never edits a complete log line, except that a damaged run at the very
+    end of the log (which no reader folds and no writer continues after) is moved, whole and
+    unchanged, to log/quarantine/."""
     done: dict[Finding, str] = {}
     with exclusive_lock(layout.lock_path) if layout.lock_path.exists() else nullcontext():
         for f in report.findings:

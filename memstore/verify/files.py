@@ -24,16 +24,28 @@ def pid_alive(pid: int) -> bool:
 
 # --- files: modes, owner, leftovers -------------------------------------------------------
 
+# What memstore itself creates at a store's top level: the only paths verify (and so
+# --repair's chmod) looks at. Anything else there is the user's and is left alone.
+OWN = ("memstore.toml", ".lock", "log", "snapshots", "index", "brief")
+
+
 def check_files(layout: Layout, alive: Callable[[int], bool] = pid_alive) -> list[Finding]:
-    found: list[Finding] = []
     uid = os.geteuid()
-    for dirpath, dirnames, filenames in os.walk(layout.root):
-        dirnames.sort()
-        base = Path(dirpath)
-        found.extend(_check_mode(base, uid))
-        for name in sorted(filenames):
-            found.extend(_check_mode(base / name, uid))
-            found.extend(_check_temp(layout, base / name, alive))
+    found = list(_check_mode(layout.root, uid))
+    for name in OWN:
+        top = layout.root / name
+        if top.is_symlink() or not top.exists():
+            continue
+        if not top.is_dir():
+            found.extend(_check_mode(top, uid))
+            continue
+        for dirpath, dirnames, filenames in os.walk(top):
+            dirnames.sort()
+            base = Path(dirpath)
+            found.extend(_check_mode(base, uid))
+            for fname in sorted(filenames):
+                found.extend(_check_mode(base / fname, uid))
+                found.extend(_check_temp(layout, base / fname, alive))
     return found
 
 
