@@ -12,8 +12,8 @@ from typing import Annotated
 import typer
 
 from memstore.config import load_config
-from memstore.errors import UsageError
-from memstore.store.layout import Layout
+from memstore.errors import StoreError, UsageError
+from memstore.store.layout import Layout, show_path
 from memstore.timeutil import format_ts, parse_instant
 
 NowOpt = Annotated[
@@ -46,8 +46,11 @@ def current_globals() -> Globals:
     return obj if isinstance(obj, Globals) else Globals()
 
 
-def set_globals(ctx, *, store: Path | None = None, quiet: bool = False) -> None:
-    """Record --store/--quiet given to ctx's command on top of what its caller passed."""
+def set_globals(ctx, *, store: str | Path | None = None, quiet: bool = False) -> None:
+    """Record --store/--quiet given to ctx's command on top of what its caller passed.
+    ``store`` is best the string as typed: Path("") reads as "." and would hide an empty value."""
+    if isinstance(store, str) and not store:
+        raise UsageError("--store is empty; give the store directory (--store . for the current one)")
     base = ctx.obj if isinstance(ctx.obj, Globals) else Globals()
     ctx.obj = Globals(Path(store) if store is not None else base.store, bool(quiet) or base.quiet)
 
@@ -66,7 +69,9 @@ def store_dir() -> Path:
     if store is not None:
         return store
     env = os.environ.get("MEMSTORE_DIR")
-    return Path(env) if env else default_store_dir()
+    if env == "":  # set but empty: a store in the current directory was surely not meant
+        raise UsageError("MEMSTORE_DIR is set but empty; unset it or set it to the store directory")
+    return Path(env) if env is not None else default_store_dir()
 
 
 def resolve_now(value: str | None) -> str:
@@ -86,7 +91,31 @@ class Env:
 def env(now: str | None) -> Env:
     layout = Layout(store_dir())
     layout.check_readable()
+    if not layout.root_exists() and needs_store(command_path()):
+        raise StoreError(f"no such store: {show_path(layout.root)} "
+                         "(remember something first, or check --store / $MEMSTORE_DIR)")
     return Env(layout, resolve_now(now), load_config(layout.read_config_text()))
+
+
+def needs_store(path: tuple[str, ...]) -> bool:
+    """Whether a command only makes sense on a store that exists: the reads (replay's
+    checkpoints) and the index builders. On a typo'd --store they fail instead of
+    creating the directory."""
+    from memstore.script import READ_COMMANDS  # only on a missing store: keeps shlex off start-up
+
+    return path in READ_COMMANDS or path in {("index",), ("reindex",)}
+
+
+def command_path() -> tuple[str, ...]:
+    """The command path being run, e.g. ("conflicts", "list"); () outside of one."""
+    import click  # loaded with typer already
+
+    ctx = click.get_current_context(silent=True)
+    names: list[str] = []
+    while ctx is not None and ctx.parent is not None:  # the root's name is the program's
+        names.insert(0, ctx.info_name or "")
+        ctx = ctx.parent
+    return tuple(names)
 
 
 def output_format(format: str, json: bool) -> str:

@@ -149,8 +149,11 @@ def test_export_to_a_file(ms, populated, tmp_path):
 
 def test_export_empty_and_missing_store(ms, store):
     r = ms("export")
-    assert (r.rc, r.out, r.err) == (0, "", "")
+    assert (r.rc, r.out) == (1, "") and r.err.startswith(f"Error: no such store: {store} ")
     assert not store.exists()
+    store.mkdir()
+    r = ms("export")
+    assert (r.rc, r.out, r.err) == (0, "", "")
 
 
 @pytest.mark.parametrize("args,err", [
