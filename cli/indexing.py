@@ -20,9 +20,10 @@ def open_indexes(e, *, rebuild: bool = False):
     from memstore.index.sync import open_indexes as _open
 
     from .common import quiet
+    from .output import note
 
     if quiet() or not sys.stderr.isatty():
-        return _open(e.layout, e.config, cache_dir(), rebuild=rebuild)
+        return _open(e.layout, e.config, cache_dir(), rebuild=rebuild, notify=note)
     bar: list = []
 
     def progress(n: int) -> None:  # the bar appears only once something is being embedded
@@ -35,7 +36,7 @@ def open_indexes(e, *, rebuild: bool = False):
         bar[0].advance(bar[1], n)
 
     try:
-        return _open(e.layout, e.config, cache_dir(), rebuild=rebuild, progress=progress)
+        return _open(e.layout, e.config, cache_dir(), rebuild=rebuild, progress=progress, notify=note)
     finally:
         if bar:
             bar[0].stop()

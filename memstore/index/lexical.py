@@ -56,12 +56,16 @@ def _schema():
 
 
 class LexicalIndex:
-    def __init__(self, path: Path):
+    def __init__(self, path: Path | None):
+        """The index in ``path`` (created if need be), or a new one in memory (None)."""
         import tantivy
 
-        path.mkdir(parents=True, exist_ok=True)
         self.schema = _schema()
-        self.index = tantivy.Index(self.schema, path=str(path))
+        if path is None:
+            self.index = tantivy.Index(self.schema)
+        else:
+            path.mkdir(parents=True, exist_ok=True)
+            self.index = tantivy.Index(self.schema, path=str(path))
         # custom analyzers are not stored in the index: register on every open
         self._analyzer = (tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.simple())
                           .filter(tantivy.Filter.remove_long(40))
@@ -126,6 +130,11 @@ class LexicalIndex:
         if query is None:
             return searcher.num_docs
         return searcher.search(query, 1, count=True).count
+
+    def count_after(self, seq: int) -> int:
+        """Documents of memories created after ``seq``."""
+        t = self._t
+        return self.count(t.Query.range_query(self.schema, "seq", t.FieldType.Unsigned, seq + 1, 2**63))
 
     def terms(self, text: str) -> list[tuple[str, str]]:
         """The distinct (field, term) pairs a query text searches for, after analysis."""

@@ -45,12 +45,16 @@ def _schema():
 
 
 class RecordIndex:
-    def __init__(self, path: Path):
+    def __init__(self, path: Path | None):
+        """The index in ``path`` (created if need be), or a new one in memory (None)."""
         import tantivy
 
-        path.mkdir(parents=True, exist_ok=True)
         self.schema = _schema()
-        self.index = tantivy.Index(self.schema, path=str(path))
+        if path is None:
+            self.index = tantivy.Index(self.schema)
+        else:
+            path.mkdir(parents=True, exist_ok=True)
+            self.index = tantivy.Index(self.schema, path=str(path))
         self._t = tantivy
 
     # -- writing --------------------------------------------------------------
@@ -82,7 +86,16 @@ class RecordIndex:
             return []
         kwargs = {"order_by_field": order_by} if order_by else {}
         hits = searcher.search(query, limit, **kwargs).hits
-        return [memory_from_dict(loads(searcher.doc(a).get_first("record"))) for _s, a in hits]
+        try:
+            return [memory_from_dict(loads(searcher.doc(a).get_first("record"))) for _s, a in hits]
+        except (KeyError, TypeError, AttributeError) as exc:  # a stored record that is not one
+            raise ValueError(f"a stored record cannot be read ({type(exc).__name__}: {exc})") from None
+
+    def count_after(self, seq: int) -> int:
+        """Records created after ``seq``."""
+        t = self._t
+        q = t.Query.range_query(self.schema, "seq", t.FieldType.Unsigned, seq + 1, 2**63)
+        return self.count(q)
 
     def get(self, ids: list[str]) -> dict[str, Memory]:
         if not ids:

@@ -5,23 +5,38 @@ Catch-up reads only the events after the lowest watermark, folds them onto the
 records they touch (fetched from the record index), and writes the changed
 records, the new texts (lexical) and the new vectors. A full rebuild is the same
 code with every watermark at 0, so both give the same indexes.
+
+Derived files are checked, never trusted: each manifest carries the anchor of the log
+line at its watermark (store/anchor.py), so an index from another store or a watermark
+set back is rebuilt; a catch-up that finds documents past the watermark rebuilds instead
+of adding them twice; and damage that shows only when a query reads it (a Tantivy panic,
+an I/O or decode error, vectors that are not unit length) rebuilds every index from the
+log once and retries the call (``Indexes``), with one note through ``notify``.
+On a read-only store, current indexes are read without the lock (through links in a
+temporary directory, since Tantivy writes lock files next to what it opens); a needed
+catch-up or rebuild is a StoreError. A store whose log holds no event gets empty
+in-memory indexes: a read creates nothing.
 """
 
 from __future__ import annotations
 
+import atexit
+import errno
+import os
 import shutil
-from dataclasses import dataclass
+import tempfile
 from itertools import islice
 from pathlib import Path
 
 from .. import __version__
 from ..embed import make_embedder
-from ..errors import StoreError
+from ..errors import MemstoreError, StoreError
 from ..events import touched_ids
 from ..fold import fold
 from ..model import memory_from_dict
 from ..state import State
-from ..store.fs import ensure_dir, exclusive_lock, os_error
+from ..store.anchor import anchor_for, anchor_holds
+from ..store.fs import FILE_MODE, ensure_dir, exclusive_lock, os_error
 from ..store.layout import Layout
 from ..store.log import LogReader, read_head
 from . import lexical, records, vectors
@@ -29,15 +44,81 @@ from .embcache import EmbeddingCache
 from .manifest import read_manifest, write_manifest
 
 
-@dataclass
 class Indexes:
-    records: records.RecordIndex
-    lexical: lexical.LexicalIndex
-    vectors: vectors.VectorIndex
-    embedder: object
-    cache: EmbeddingCache
-    watermark: int
-    caught_up: int  # events applied by this open (0 when already current)
+    """The three indexes, the embedder and the cache. ``records``, ``lexical`` and ``vectors``
+    forward to the open indexes; a call that finds damage rebuilds them all from the log
+    (once per open) and is retried; ``generation`` counts those rebuilds, so a caller that
+    combined several calls can start again on the rebuilt indexes."""
+
+    def __init__(self, parts, embedder, cache, watermark: int, caught_up: int, heal=None):
+        self._parts = dict(zip(("records", "lexical", "vectors"), parts, strict=True))
+        self.embedder = embedder
+        self.cache = cache
+        self.watermark = watermark
+        self.caught_up = caught_up  # events applied by this open (0 when already current)
+        self.generation = 0
+        self._heal = heal  # (name, exc) -> new parts; None: cannot rebuild (read-only, in memory)
+        self.records = _Guard(self, "records")
+        self.lexical = _Guard(self, "lexical")
+        self.vectors = _Guard(self, "vectors")
+
+    def _damaged(self, name: str, exc: BaseException) -> None:
+        what = f"{name} index is damaged ({_describe(exc)})"
+        if self.generation:
+            raise StoreError(f"{what} again after it was rebuilt from the log; run `memstore reindex`, "
+                             "then `memstore verify`") from None
+        if self._heal is None:
+            raise StoreError(f"{what} and cannot be rebuilt here (the store is read-only); run "
+                             "`memstore reindex` where the store is writable") from None
+        self._parts = dict(zip(("records", "lexical", "vectors"), self._heal(name), strict=True))
+        self.generation += 1
+
+
+class _Guard:
+    """Forwards attribute access to one index; a method call that finds damage heals and retries."""
+
+    __slots__ = ("_owner", "_name")
+
+    def __init__(self, owner: Indexes, name: str):
+        self._owner = owner
+        self._name = name
+
+    def __getattr__(self, attr):
+        value = getattr(self._owner._parts[self._name], attr)
+        if not callable(value):
+            return value
+
+        def call(*args, **kwargs):
+            try:
+                return getattr(self._owner._parts[self._name], attr)(*args, **kwargs)
+            except BaseException as exc:
+                if not is_damage(exc):
+                    raise
+                self._owner._damaged(self._name, exc)
+            try:
+                return getattr(self._owner._parts[self._name], attr)(*args, **kwargs)
+            except BaseException as exc:
+                if not is_damage(exc):
+                    raise
+                self._owner._damaged(self._name, exc)  # raises: rebuilt once already
+                raise
+
+        return call
+
+    def __len__(self) -> int:
+        return self.__getattr__("__len__")()
+
+
+def is_damage(exc: BaseException) -> bool:
+    """Errors a damaged derived file raises: Tantivy's Rust panics (pyo3's PanicException is a
+    BaseException), I/O and decode errors. memstore's own errors are not damage."""
+    if isinstance(exc, MemstoreError):
+        return False
+    return type(exc).__name__ == "PanicException" or isinstance(exc, (OSError, ValueError, RuntimeError))
+
+
+def _describe(exc: BaseException) -> str:
+    return " ".join(f"{type(exc).__name__}: {exc}".split())[:160]
 
 
 def expected_manifest(name: str, embedder) -> dict:
@@ -49,20 +130,27 @@ def expected_manifest(name: str, embedder) -> dict:
     return m
 
 
-def _watermarks(layout: Layout, embedder) -> dict[str, int]:
-    marks = {}
+def _watermarks(layout: Layout, embedder, head: int, *, remove: bool = True) -> tuple[dict[str, int], str | None]:
+    """Each index's usable watermark (0: rebuild it) and, when one is not this log's, why."""
+    marks, foreign = {}, None
     for name, path in layout.index_paths().items():
         manifest = read_manifest(layout.manifest_path(name))
         expected = expected_manifest(name, embedder)
+        mark = manifest.get("watermark") if isinstance(manifest, dict) else None
         if (not isinstance(manifest, dict) or any(manifest.get(k) != v for k, v in expected.items())
-                or type(manifest.get("watermark")) is not int or manifest["watermark"] > read_head(layout).seq):
-            _remove(path)
-            if name == "vectors":
+                or type(mark) is not int or mark < 0 or mark > head):
+            mark = None  # missing, damaged, other format or embedder, ahead of the log
+        elif not anchor_holds(layout, manifest.get("anchor"), mark):
+            if "anchor" in manifest:  # (a manifest from before anchors is simply rebuilt)
+                foreign = f"the log line it records for seq {mark} is not this log's"
+            mark = None
+        if mark is None:
+            if remove:
+                _remove(path)
                 layout.manifest_path(name).unlink(missing_ok=True)
-            marks[name] = 0  # missing, damaged, other format or embedder, ahead of the log: rebuild
-        else:
-            marks[name] = manifest["watermark"]
-    return marks
+            mark = 0
+        marks[name] = mark
+    return marks, foreign
 
 
 def _counts_differ(layout: Layout, rec, lex, vec) -> bool:
@@ -75,13 +163,20 @@ def _counts_differ(layout: Layout, rec, lex, vec) -> bool:
     return False
 
 
+def _past(mark: int, rec, lex, vec) -> bool:
+    """Whether an index already holds a memory created after the watermark (set back, or a
+    crash between a commit and its manifest): catching up would add it twice."""
+    return rec.count_after(mark) > 0 or lex.count_after(mark) > 0 or vec.max_seq() > mark
+
+
 class _Rebuild(Exception):
     pass
 
 
-def _open(paths: dict[str, Path], embedder):
-    return (records.RecordIndex(paths["records"]), lexical.LexicalIndex(paths["lexical"]),
-            vectors.VectorIndex(paths["vectors"], embedder.dim))
+def _open(paths: dict[str, Path] | None, embedder, vector_path: Path):
+    """The three indexes (in memory when ``paths`` is None)."""
+    return (records.RecordIndex(paths and paths["records"]), lexical.LexicalIndex(paths and paths["lexical"]),
+            vectors.VectorIndex(vector_path, embedder.dim))
 
 
 def _clear(layout: Layout) -> None:
@@ -90,64 +185,167 @@ def _clear(layout: Layout) -> None:
         layout.manifest_path(name).unlink(missing_ok=True)
 
 
-def _failed(layout: Layout, exc: Exception) -> StoreError:
+def _failed(layout: Layout, exc: BaseException) -> StoreError:
     if isinstance(exc, OSError):
         return os_error(exc, layout.index_dir, "update the indexes in")
-    return StoreError(f"cannot update the indexes in {layout.index_dir}: {exc}; "
+    return StoreError(f"cannot update the indexes in {layout.index_dir}: {_describe(exc)}; "
                       "free some space or check the directory, then run `memstore reindex`")
 
 
 def _remove(path: Path) -> None:
-    if path.is_dir():
+    if path.is_dir() and not path.is_symlink():
         shutil.rmtree(path)
-    elif path.exists():
+    elif path.exists() or path.is_symlink():
         path.unlink()
     if path.suffix == ".usearch":  # the flat matrix and seqs beside it
         for side in vectors.sidecars(path):
             side.unlink(missing_ok=True)
 
 
+def _writable(layout: Layout) -> bool:
+    """Create index/ and its lock file if need be; False when the store is read-only."""
+    try:
+        if not layout.index_dir.is_dir():
+            ensure_dir(layout.index_dir)
+        fd = os.open(layout.index_dir / ".lock", os.O_RDWR | os.O_CREAT, FILE_MODE)
+        os.close(fd)
+        return True
+    except StoreError:
+        if layout.root.is_dir() and not os.access(layout.root, os.W_OK):
+            return False
+        raise
+    except OSError as exc:
+        if exc.errno in (errno.EROFS, errno.EACCES, errno.EPERM):
+            return False
+        raise os_error(exc, layout.index_dir / ".lock", "open the lock") from None
+
+
 def open_indexes(layout: Layout, config, cache_dir: Path | None, *, progress=None,
-                 rebuild: bool = False) -> Indexes:
-    """Open the indexes, first catching them up with the log (under the index lock)."""
+                 rebuild: bool = False, notify=None) -> Indexes:
+    """Open the indexes, first catching them up with the log (under the index lock).
+
+    ``notify(text)`` hears, once, that damaged or foreign index files were rebuilt."""
     embedder = make_embedder(config)
-    ensure_dir(layout.index_dir)
-    paths = layout.index_paths()
-    with exclusive_lock(layout.index_dir / ".lock"):
+    cache = EmbeddingCache(cache_dir, embedder.name, embedder.dim)
+    head = read_head(layout).seq
+    if head == 0 and not rebuild and not layout.index_dir.exists():
+        # nothing to index: empty indexes in memory, and nothing created on disk
+        parts = _open(None, embedder, layout.index_path("vectors"))
+        return Indexes(parts, embedder, cache, 0, 0)
+    if not _writable(layout):
         if rebuild:
-            _clear(layout)
-        marks = _watermarks(layout, embedder)
-        if len(set(marks.values())) > 1:  # out of step (a crash, a deleted index): rebuild all
-            _clear(layout)
-            marks = dict.fromkeys(marks, 0)
-        cache = EmbeddingCache(cache_dir, embedder.name, embedder.dim)
-        mark = marks["records"]
+            raise StoreError(f"cannot rebuild the indexes in {layout.index_dir}: the store is read-only; "
+                             "use a writable --store")
+        return _open_read_only(layout, embedder, cache, head)
+
+    def heal(name: str) -> tuple:
+        with exclusive_lock(layout.index_dir / ".lock"):
+            parts, _mark, _applied = _build(layout, embedder, cache, progress, notify, rebuild=True)
+        if notify:
+            notify(f"memstore: index/{'vectors.usearch' if name == 'vectors' else name} was damaged; "
+                   "rebuilt from the log")
+        return parts
+
+    with exclusive_lock(layout.index_dir / ".lock"):
+        parts, mark, applied = _build(layout, embedder, cache, progress, notify, rebuild=rebuild)
+    return Indexes(parts, embedder, cache, mark, applied, heal)
+
+
+def _build(layout: Layout, embedder, cache, progress, notify, *, rebuild: bool):
+    """Catch up (or rebuild) under the index lock; (parts, watermark, events applied)."""
+    paths = layout.index_paths()
+    vpath = paths["vectors"]
+    if rebuild:
+        _clear(layout)
+    head = read_head(layout).seq
+    marks, foreign = _watermarks(layout, embedder, head)
+    if len(set(marks.values())) > 1:  # out of step (a crash, a deleted index): rebuild all
+        _clear(layout)
+        marks = dict.fromkeys(marks, 0)
+    mark = marks["records"]
+    damaged = False
+    try:
+        rec, lex, vec = _open(paths, embedder, vpath)
+        if mark and (_counts_differ(layout, rec, lex, vec) or _past(mark, rec, lex, vec)):
+            raise _Rebuild
+        applied = _catch_up(layout, mark, rec, lex, vec, embedder, cache, progress)
+    except BaseException as exc:
+        if not (isinstance(exc, _Rebuild) or is_damage(exc)):
+            raise
+        # derived files a crash left half-written (a Tantivy segment file that exists
+        # already, a truncated vector file) or damaged ones: they are a cache, so build
+        # them again, once
+        damaged = type(exc).__name__ == "PanicException"
+        _clear(layout)
+        mark = 0
         try:
-            rec, lex, vec = _open(paths, embedder)
-            if mark and _counts_differ(layout, rec, lex, vec):
-                # a crash after an index commit but before its manifest: the documents already
-                # hold events past the watermark, and catching up again would add them twice
-                raise _Rebuild
+            rec, lex, vec = _open(paths, embedder, vpath)
             applied = _catch_up(layout, mark, rec, lex, vec, embedder, cache, progress)
-        except (_Rebuild, OSError, ValueError, RuntimeError):
-            # derived files a crash left half-written (a Tantivy segment file that exists
-            # already, a truncated vector file): they are a cache, so build them again, once
-            _clear(layout)
-            mark = 0
-            try:
-                rec, lex, vec = _open(paths, embedder)
-                applied = _catch_up(layout, mark, rec, lex, vec, embedder, cache, progress)
-            except (OSError, ValueError, RuntimeError) as again:
-                raise _failed(layout, again) from None
-        if applied:
-            mark = applied
-            for name in paths:
-                write_manifest(layout.manifest_path(name), {
-                    **expected_manifest(name, embedder), "builder": f"memstore {__version__}",
-                    "watermark": mark,
-                    "count": {"records": rec.count, "lexical": lex.count, "vectors": vec.__len__}[name](),
-                })
-        return Indexes(rec, lex, vec, embedder, cache, mark, applied)
+        except BaseException as again:
+            if not is_damage(again):
+                raise
+            raise _failed(layout, again) from None
+    if notify and damaged:
+        notify("memstore: index/ was damaged; rebuilt from the log")
+    elif notify and foreign:
+        notify(f"memstore: index/ did not match this store's log ({foreign}); rebuilt from the log")
+    if applied:
+        mark = applied
+        anchor = anchor_for(layout, mark)
+        for name in paths:
+            write_manifest(layout.manifest_path(name), {
+                **expected_manifest(name, embedder), "builder": f"memstore {__version__}",
+                "watermark": mark, "anchor": anchor,
+                "count": {"records": rec.count, "lexical": lex.count, "vectors": vec.__len__}[name](),
+            })
+    return (rec, lex, vec), mark, applied
+
+
+_SHADOWS: list[str] = []
+
+
+@atexit.register
+def _drop_shadows() -> None:
+    for d in _SHADOWS:
+        shutil.rmtree(d, ignore_errors=True)
+
+
+def _shadow(path: Path) -> Path:
+    """A temporary directory of links to a Tantivy index's files: Tantivy takes its lock files
+    beside the files it opens, which a read-only store cannot hold."""
+    d = tempfile.mkdtemp(prefix="memstore-ro-")
+    _SHADOWS.append(d)
+    for name in os.listdir(path):
+        if not name.startswith(".tantivy-"):
+            os.symlink(path / name, Path(d) / name)
+    return Path(d)
+
+
+def _open_read_only(layout: Layout, embedder, cache, head: int) -> Indexes:
+    """Current indexes of a read-only store, read without the lock; else a StoreError."""
+    if head == 0:
+        return Indexes(_open(None, embedder, layout.index_path("vectors")), embedder, cache, 0, 0)
+    marks, foreign = _watermarks(layout, embedder, head, remove=False)
+    behind = [m for m in marks.values() if m != head]
+
+    def refuse(why: str) -> StoreError:
+        return StoreError(f"cannot read the indexes in {layout.index_dir}: {why}, and the store is "
+                          "read-only so they cannot be brought up to date; run `memstore index` where "
+                          "the store is writable (or use a writable copy)")
+
+    if behind:
+        why = foreign or f"they are behind the log (seq {min(behind)} of {head})"
+        raise refuse(why)
+    paths = layout.index_paths()
+    try:
+        parts = _open({n: _shadow(paths[n]) for n in ("records", "lexical")}, embedder, paths["vectors"])
+        if _counts_differ(layout, *parts) or _past(head, *parts):
+            raise ValueError("their document counts do not match their manifests")
+    except BaseException as exc:
+        if not is_damage(exc):
+            raise
+        raise refuse(f"they are damaged ({_describe(exc)})") from None
+    return Indexes(parts, embedder, cache, head, 0)
 
 
 CHUNK = 50_000  # events folded and indexed at a time: bounds memory on a large log

@@ -76,6 +76,26 @@ class VectorIndex:
     def __len__(self) -> int:
         return len(self.keys) + sum(len(k) for k, _v in self._pending)
 
+    def max_seq(self) -> int:
+        """The newest seq held (0 when empty)."""
+        last = [int(k[-1]) for k, _v in self._pending[-1:]] or [int(self.keys[-1]) if len(self.keys) else 0]
+        return last[0]
+
+    def check_rows(self, rows) -> None:
+        """Stored vectors are unit length (or zero, for a text with no features): anything else,
+        or a value that is not finite, is damage (ValueError), never a ranking."""
+        import numpy as np
+
+        if not len(rows):
+            return
+        with np.errstate(all="ignore"):
+            rows = np.asarray(rows, dtype=np.float64)
+            norms = np.einsum("ij,ij->i", rows, rows)
+        ok = np.isfinite(norms) & ((norms == 0) | (np.abs(norms - 1.0) < 2e-3))
+        if not ok.all():
+            raise ValueError(f"{sidecars(self.path)[0].name} holds vectors that are not unit length "
+                             "(damaged)")
+
     def add(self, seqs: list[int], vectors) -> None:
         import numpy as np
 
@@ -143,7 +163,9 @@ class VectorIndex:
         at = np.searchsorted(have, keys)
         ok = at < len(have)
         ok[ok] = have[at[ok]] == keys[ok]
-        return keys[ok], np.asarray(rows[at[ok]], dtype=np.float32)
+        found = np.asarray(rows[at[ok]], dtype=np.float32)
+        self.check_rows(found)
+        return keys[ok], found
 
     def vectors(self, seqs) -> dict[int, object]:
         """{seq: vector} for the seqs that have one (copies read from the flat matrix)."""
@@ -172,10 +194,14 @@ class VectorIndex:
             from usearch.index import search as exact_search
 
             m = exact_search(self.rows, query, count, "cos", exact=True, threads=1)
+            self.check_rows(self.rows[m.keys])  # damaged rows would rank: refuse them
             found = self.keys[m.keys]
         else:
             m = self.index.search(query, count, exact=n <= EXACT_LIMIT, threads=1)
             found = m.keys
+            self._lookup(found)  # checks the rows of the hits
+        if not np.isfinite(np.asarray(m.distances, dtype=np.float64)).all():
+            raise ValueError(f"{self.path.name} gives distances that are not finite (damaged)")
         pairs = [(int(k), round(1.0 - float(d), 5)) for k, d in zip(found, m.distances, strict=True)]
         pairs.sort(key=lambda p: (-p[1], p[0]))
         return pairs[:limit]

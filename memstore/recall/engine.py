@@ -119,6 +119,16 @@ def _period(m: Memory) -> list[str]:
 
 
 def recall(req: Request, ix, *, now: str, config) -> dict:
+    generation = getattr(ix, "generation", 0)
+    result = _recall(req, ix, now=now, config=config)
+    if getattr(ix, "generation", 0) != generation:
+        # a damaged index was rebuilt from the log part way through: answer from the rebuilt
+        # indexes alone, never from a mix
+        result = _recall(req, ix, now=now, config=config)
+    return result
+
+
+def _recall(req: Request, ix, *, now: str, config) -> dict:
     rc = config["recall"]
     depth = max(30, req.k * 3)
     pruned = prune(ix.lexical, _cues(req))

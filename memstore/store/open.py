@@ -13,7 +13,7 @@ from ..fold import fold
 from ..state import State
 from .layout import Layout
 from .log import LogReader, position_after, read_head
-from .snapshot import read_snapshot, snapshot_files
+from .snapshot import read_snapshot, snapshot_files, snapshot_fits_log
 
 _MEMO: dict[Path, tuple[State, tuple[str, int]]] = {}
 _ENABLED = [False]
@@ -68,8 +68,13 @@ def _load(layout: Layout, reader: LogReader, use_snapshots: bool) -> State:
             try:
                 base, meta = read_snapshot(path)
             except Exception:  # a damaged cache is skipped, never fatal (verify reports it)
+                base = State()
                 continue
-            start = tuple(meta["position"]) if meta.get("position") else None
+            if not snapshot_fits_log(layout, meta):  # another store's, or the log was replaced
+                base = State()
+                continue
+            anchor = meta["anchor"]  # checked: the tail starts right after the anchored line
+            start = (anchor["file"], anchor["start"] + anchor["length"] + 1) if anchor else None
             break
     events = reader.events(after_seq=base.seq, start=start)
     if start is not None:
