@@ -37,6 +37,61 @@ def detect(rows: list[dict], name: str) -> str:
                      "export (`export`); nothing was imported")
 
 
+def check_rows(rows: list[dict], where: list[str], kind: str, *, now: str, max_chars: int) -> None:
+    """Refuse the whole file at its first bad row (UsageError naming the line and field).
+
+    A row must be what this memstore writes (``schema``, strictly: no unknown fields or ops,
+    ids that match their text), pass the checks ``remember`` applies to what it is asked to
+    store, carry a record time no later than ``now`` (a time in the future would block
+    every later write), and not repeat a seq, id or key of an earlier row."""
+    seen: dict = {}
+    for w, row in zip(where, rows, strict=True):
+        problem = _row_problem(row, kind, now, max_chars)
+        if problem is None:
+            ident = [("seq", row["seq"])] if kind == HISTORY else [("id", row["id"])]
+            if kind == STATE and row.get("key") is not None:
+                ident.append(("key", row["key"]))
+            for name, value in ident:
+                if (name, value) in seen:
+                    problem = f"{name} {value!r} also appears on {seen[(name, value)].rstrip(': ')}"
+                    break
+                seen[(name, value)] = w
+        if problem is not None:
+            raise UsageError(f"{w}{problem}; nothing was imported")
+
+
+_DRAFT_FIELDS = ("text", "kind", "subject", "domain", "actors", "outcome", "confidence", "source", "key",
+                 "tier")
+
+
+def _row_problem(row: dict, kind: str, now: str, max_chars: int) -> str | None:
+    from .remember import validate
+    from .schema import event_problem, record_problem
+
+    if kind == HISTORY:
+        problem = event_problem(row, strict=True, max_chars=max_chars)
+        if problem is not None:
+            return problem
+        if row["at"] > now:
+            return f"at {row['at']} is after --now {now}: a record time in the future would block later writes"
+        record = row.get("memory")
+    else:
+        problem = record_problem(row, strict=True, max_chars=max_chars)
+        if problem is not None:
+            return problem
+        record = row
+    if record is None:
+        return None
+    if record["recorded_at"] > now:
+        return (f"recorded_at {record['recorded_at']} is after --now {now}: a record time in the future "
+                "would block later writes")
+    try:
+        validate({k: record[k] for k in _DRAFT_FIELDS if record.get(k) is not None}, max_chars=max_chars)
+    except UsageError as exc:
+        return str(exc)
+    return None
+
+
 def plan_history(rows: list[dict], existing: set[bytes]) -> list[dict]:
     events = sorted(rows, key=lambda e: e["seq"])
     out = []
@@ -49,13 +104,11 @@ def plan_history(rows: list[dict], existing: set[bytes]) -> list[dict]:
     return out
 
 
-def plan_state(rows: list[dict], state, name: str) -> list[dict]:
+def plan_state(rows: list[dict], state) -> list[dict]:
+    """Import events for the records the state does not hold yet (rows passed check_rows)."""
     out = []
-    for n, row in enumerate(sorted(rows, key=lambda r: (r.get("seq", 0), r["id"])), start=1):
-        try:
-            m = memory_from_dict(row)
-        except TypeError as exc:
-            raise UsageError(f"{name}: record {n} is not a memstore record ({exc})") from None
+    for row in sorted(rows, key=lambda r: (r.get("seq", 0), r["id"])):
+        m = memory_from_dict(row)
         if m.id in state.memories or (m.key is not None and m.key in state.keys):
             continue
         record = memory_to_dict(m)

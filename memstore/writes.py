@@ -135,20 +135,25 @@ class Imported(NamedTuple):
     events: list[dict]
 
 
-def import_rows(layout: Layout, rows: list[dict], *, name: str, now: str) -> Imported:
+def import_rows(layout: Layout, rows: list[dict], *, name: str, now: str, config,
+                where: list[str] | None = None) -> Imported:
     """Import an export (an event history or a state export, detected), keeping the
-    original record times. Idempotent: what the store holds already is skipped."""
-    from .exchange import HISTORY, detect, fingerprint, plan_history, plan_state
+    original record times. Idempotent: what the store holds already is skipped. Every row
+    is checked first (``exchange.check_rows``): one bad row and nothing is imported.
+    ``where``: each row's location for messages ("FILE:LINE: "), by default its number."""
+    from .exchange import HISTORY, check_rows, detect, fingerprint, plan_history, plan_state
 
     if not rows:
         raise UsageError(f"{name} is empty; nothing was imported")
     kind = detect(rows, name)
+    where = where or [f"{name}: row {n}: " for n in range(1, len(rows) + 1)]
+    check_rows(rows, where, kind, now=now, max_chars=config["memory"]["max_text_chars"])
 
     def plan(view: LogView) -> Plan:
         if kind == HISTORY:
             events = plan_history(rows, {fingerprint(ev) for ev in view.events()})
         else:
-            events = plan_state(rows, view.state(), name)
+            events = plan_state(rows, view.state())
         # original times are kept: the import writes the past by design
         at = max(ev["at"] for ev in events) if events else None
         return Plan(events, events, at=at, allow_past=True)

@@ -32,7 +32,8 @@ def run(
 
     name, lines = read_json_lines(file, "", "; nothing was imported")
     e = env(now)
-    done = writes.import_rows(e.layout, [obj for _where, obj in lines], name=name, now=e.now)
+    done = writes.import_rows(e.layout, [obj for _where, obj in lines], name=name, now=e.now, config=e.config,
+                              where=[where for where, _obj in lines])
     imported = len(done.events)
     summary = {"kind": done.kind, "read": done.read, "imported": imported, "skipped": done.read - imported}
     if json:

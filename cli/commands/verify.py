@@ -41,7 +41,7 @@ def run(
     e = env(now)
     if not e.layout.root.exists():
         raise StoreError(f"no store at {e.layout.root}; create one with `memstore init` or a first remember")
-    report = verify(e.layout, e.config)
+    report = verify(e.layout, e.config, now=e.now)
     done: dict = {}
     after = report
     if repair and report.findings:
@@ -54,7 +54,7 @@ def run(
                 if f.fix == "rebuild":
                     done[f] = "rebuilt the indexes from the log"
         done.update(fix_modes(e.layout, report))
-        after = verify(e.layout, e.config)
+        after = verify(e.layout, e.config, now=e.now)
     before = {(f.path, f.line, f.message) for f in report.findings}
     new = [f for f in after.findings if (f.path, f.line, f.message) not in before] if after is not report else []
     if json:
