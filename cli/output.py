@@ -15,6 +15,7 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 
 from memstore.codec import dumps
+from memstore.textsafe import visible
 
 
 class Capture:
@@ -93,6 +94,13 @@ def emit_jsonl(objs) -> None:
         raw.write(dumps(obj) + b"\n")
     if sink is None:
         sys.stdout.flush()
+
+
+def safe(value) -> str:
+    """A stored value (text, subject, id, ...) for human output: one line, control
+    characters shown as escapes (``\\x1b``, ``\\u2028``) so it cannot steer the terminal.
+    JSON output needs none of this: canonical JSON escapes them itself."""
+    return visible(value)
 
 
 def out(text: str = "") -> None:

@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 from reliability_support import MEMSTORE_SCRIPT, cli, make_store, subprocess_env
 
 from memstore.recall.preamble import FOOTER, HEADER
+from memstore.textsafe import visible
 
 T = "2026-06-07T09:00:00Z"
 LATER = "2026-06-08T09:00:00Z"
@@ -129,7 +130,7 @@ def test_hostile_text_is_stored_and_printed_verbatim_never_run(tmp_path):
         shown = json.loads(cli("--store", store, "show", mid, "--json", "--now", LATER)[1])
         assert shown["events"][0]["memory"]["text"] == text
         plain = cli("--store", store, "show", mid, "--now", LATER)[1]
-        assert text.split("\n")[0] in plain
+        assert visible(text.split("\n")[0]) in plain and "\x1b" not in plain  # escapes shown, not sent
         found = json.loads(cli("--store", store, "recall", text, "--json", "--no-touch", "--now", LATER)[1])
         assert text in [r["text"] for r in found["results"]]
     assert not marker.exists()

@@ -7,7 +7,7 @@ from typer.core import TyperCommand, TyperGroup
 from memstore.errors import UsageError
 
 from ..common import JsonOpt, NowOpt, env
-from ..output import emit_json, note, out
+from ..output import emit_json, note, out, safe
 
 HELP = """List conflicting memories side by side, or resolve one.
 
@@ -157,7 +157,7 @@ def _resolve(e, cid, keep, why, json) -> None:
     if json:
         emit_json({"id": done.conflict, "keep": keep, "changed": done.changed})
         return
-    out(done.conflict)
+    out(safe(done.conflict))
     if not done.changed:
         note(f"already resolved: keep {keep}")
 
@@ -182,7 +182,7 @@ _W = 38
 def _print_side_by_side(r: dict) -> None:
     detail = f" ({r['detail']})" if r.get("detail") else ""
     ended = f" {r['resolution']}" if r.get("resolution") else ""
-    out(f"{r['id']}  {r['rule']}{detail}  detected {r['detected_at']}  {r['state']}{ended}")
+    out(safe(f"{r['id']}  {r['rule']}{detail}  detected {r['detected_at']}  {r['state']}{ended}"))
     old, new = r["records"]["old"], r["records"]["new"]
     rows = [("", "old", "new")]
     for label, get in (
@@ -192,7 +192,7 @@ def _print_side_by_side(r: dict) -> None:
     ):
         rows.append((label, get(old) if old else "-", get(new) if new else "-"))
     for label, a, b in rows:
-        left, right = textwrap.wrap(a, _W) or [""], textwrap.wrap(b, _W) or [""]
+        left, right = textwrap.wrap(safe(a), _W) or [""], textwrap.wrap(safe(b), _W) or [""]
         for i in range(max(len(left), len(right))):
             la = left[i] if i < len(left) else ""
             rb = right[i] if i < len(right) else ""

@@ -6,7 +6,7 @@ import typer
 from memstore.errors import UsageError
 
 from ..common import JsonOpt, NowOpt, env, output_format
-from ..output import emit_json, emit_jsonl, is_tty, note, out
+from ..output import emit_json, emit_jsonl, is_tty, note, out, safe
 
 HELP = """Find the memories that answer a question, best first.
 
@@ -131,6 +131,7 @@ def render(result: dict, explain: bool | None = None) -> None:
         return
     if is_tty():
         from rich.table import Table
+        from rich.text import Text
 
         from ..output import console
 
@@ -138,18 +139,20 @@ def render(result: dict, explain: bool | None = None) -> None:
         for col in ("#", "score", "id", "kind", "when", "text"):
             table.add_column(col, overflow="fold" if col == "text" else "ellipsis")
         for i, r in enumerate(rows, start=1):
-            table.add_row(str(i), f"{r['score']:.2f}", r["id"], r["kind"], r["occurred_at"][:10], r["text"])
+            # Text(): a stored "[link=...]" or "[bold]" stays text, not rich markup
+            table.add_row(str(i), f"{r['score']:.2f}", *(Text(safe(v)) for v in (
+                r["id"], r["kind"], r["occurred_at"][:10], r["text"])))
         console().print(table)
     else:
         for i, r in enumerate(rows, start=1):
-            out(f"{i:>2}  {r['score']:7.2f}  {r['id']}  {r['kind']:<10} {r['occurred_at'][:10]}  {r['text']}")
+            out(safe(f"{i:>2}  {r['score']:7.2f}  {r['id']}  {r['kind']:<10} {r['occurred_at'][:10]}  {r['text']}"))
     if explain:
         for r in rows:
             ex = r["explain"]
             ranks = " ".join(f"{v}={n}" for v, n in ex["ranks"].items())
             if "coverage" in ex:  # the share of the query's terms a lexical hit holds
                 ranks += f" coverage={ex['coverage']}"
-            out(f"    {r['id']}: {ranks}; rrf={ex['rrf']} salience={ex['salience']} decay={ex['decay']}"
-                + (f"; demoted: {ex['demoted']}" if ex["demoted"] else ""))
+            out(safe(f"    {r['id']}: {ranks}; rrf={ex['rrf']} salience={ex['salience']} decay={ex['decay']}"
+                     + (f"; demoted: {ex['demoted']}" if ex["demoted"] else "")))
     s = result["stats"]
     note(f"{len(rows)} result(s); intent {s['intent']}; examined {s['examined']} of {s['full_scan']}")

@@ -5,7 +5,7 @@ import typer
 from memstore.errors import NotFound
 
 from ..common import JsonOpt, NowOpt, env
-from ..output import emit_json, out
+from ..output import emit_json, out, safe
 
 HELP = """Show one memory (by id or --key value) and the events that touched it.
 
@@ -55,10 +55,10 @@ def run(
             value = ", ".join(value) if value else "-"
         elif value is None:
             value = "-"
-        out(f"{name:<19}{value}")
+        out(safe(f"{name:<19}{value}"))
     out("events")
     for ev in events:
-        out(f"  {ev['seq']:>6}  {ev['at']}  {ev['op']:<10} {summary(ev)}")
+        out(safe(f"  {ev['seq']:>6}  {ev['at']}  {ev['op']:<10} {summary(ev)}"))
     if why:
         _print_explain(why, e.now)
 

@@ -1,5 +1,5 @@
 from ..common import JsonOpt, NowOpt, env
-from ..output import emit_json, out
+from ..output import emit_json, out, safe
 
 HELP = """Show the store's health: counts by tier, level and status, open conflicts,
 and a histogram of effective salience at --now.
@@ -61,7 +61,7 @@ def render(result: dict, *, histogram: bool = True) -> None:
     for name, known in (("tier", TIERS), ("level", LEVELS), ("status", STATUSES)):
         counts = result[name]  # canonical JSON sorts keys: show them in the model's order
         keys = [k for k in known if k in counts] + [k for k in counts if k not in known]
-        out(f"{name:<11}" + "  ".join(f"{k} {counts[k]}" for k in keys))
+        out(safe(f"{name:<11}" + "  ".join(f"{k} {counts[k]}" for k in keys)))
     out(f"{'conflicts':<11}{result['open_conflicts']} open")
     out(f"{'policies':<11}{result['active_policies']} active")
     if not histogram:
