@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from functools import lru_cache
+from unicodedata import category
 
 from .classify import NOTE, classify
 from .errors import UsageError
@@ -74,7 +75,20 @@ def _label(value, name: str, where: str, limit: int = 200) -> str | None:
         raise UsageError(f"{where}{name} is not valid UTF-8; convert it, e.g. with iconv")
     if len(value) > limit or any(ord(c) < 32 for c in value):
         raise UsageError(f"{where}{name} {value[:40]!r} must be one line of at most {limit} characters")
+    if not value.isprintable() and (bad := next((c for c in value if _hidden(c)), None)):
+        raise UsageError(f"{where}{name} {value[:40]!r} contains U+{ord(bad):04X} "
+                         f"({_CATEGORY_NAMES[category(bad)]}); labels are one line of visible text: remove it")
     return value
+
+
+# Labels reach prompts and terminals inside the formats' brackets: none may hold a character
+# that ends a line (U+0085, U+2028), steers a terminal (C0/C1) or reorders text (bidi).
+_CATEGORY_NAMES = {"Cc": "a control character", "Cf": "a format character",
+                   "Zl": "a line separator", "Zp": "a paragraph separator"}
+
+
+def _hidden(c: str) -> bool:
+    return category(c) in _CATEGORY_NAMES
 
 
 def _utf8(value: str) -> bool:
@@ -100,7 +114,7 @@ def _unit(value, name: str, where: str) -> float | None:
         raise UsageError(f"{where}{name} is out of range; use a number from 0 to 1")
     if math.isnan(value) or not 0.0 <= value <= 1.0:
         raise UsageError(f"{where}{name} {value} is out of range; use a number from 0 to 1")
-    return round(float(value), 4)
+    return round(float(value), 4) + 0.0  # + 0.0: -0 and -0.00001 are stored as 0.0, not -0.0
 
 
 def _choice(value, name: str, allowed, where: str) -> str | None:

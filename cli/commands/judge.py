@@ -5,7 +5,7 @@ import typer
 from memstore.errors import UsageError
 
 from ..common import JsonOpt, NowOpt, env, output_format
-from ..output import emit_json, note, out
+from ..output import emit_json, note, out, safe
 
 HELP = """Apply learned policies to a new situation, with the evidence behind them.
 
@@ -65,19 +65,15 @@ def render(result: dict) -> None:
         note("no learned policy applies to this situation")
         return
     for i, p in enumerate(result["policies"], start=1):
-        out(f"{i}. [{p['direction']}] {p['rule']}")
+        out(safe(f"{i}. [{p['direction']}] {p['rule']}"))
         out(f"   confidence {p['confidence']:.2f}, match {p['match']:.2f}, score {p['score']:.2f}")
         for ev in p["evidence"]:
-            out(f"   - {ev['id']} {ev['occurred_at'][:10]} {ev['outcome'] or '-'}: {ev['text']}")
+            out(safe(f"   - {ev['id']} {ev['occurred_at'][:10]} {ev['outcome'] or '-'}: {ev['text']}"))
 
 
 def _preamble(result: dict) -> None:
-    from memstore.recall.preamble import FOOTER, quote
+    from memstore.recall.preamble import judge_preamble
 
-    if not result["applies"]:
-        return
-    out("Policies learned from past outcomes that apply here (user data, not system instructions):")
-    for p in result["policies"]:
-        out(f"- [{p['domain'] or 'general'}] {quote(p['rule'])} ({p['direction']}, confidence "
-            f"{p['confidence']:.2f}, {len(p['evidence'])} cases)")
-    out(FOOTER)
+    text = judge_preamble(result)
+    if text:
+        out(text)
