@@ -45,7 +45,7 @@ def run(
     else:
         state, _ = load_state(e.layout)
         if format == "markdown":
-            from memstore.exchange import render_markdown
+            from memstore.markdown import render_markdown
 
             data = render_markdown(state.ordered(), e.now).encode()
         elif format == "jsonl":
