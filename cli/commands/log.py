@@ -3,7 +3,7 @@ from typing import Annotated
 import typer
 
 from ..common import JsonOpt, NowOpt, env
-from ..output import emit_jsonl, out
+from ..output import emit_jsonl, out, safe
 
 HELP = """List log events, oldest first, filtered by op and record time.
 
@@ -24,7 +24,9 @@ def run(
     now: NowOpt = None,
     json: JsonOpt = False,
 ) -> None:
+    from memstore.errors import UsageError
     from memstore.events import summary
+    from memstore.fold import HANDLERS
     from memstore.store.transaction import LogView
     from memstore.timeutil import format_ts, parse_instant
 
@@ -32,6 +34,8 @@ def run(
     lo = format_ts(parse_instant(since, "--since")) if since else None
     hi = format_ts(parse_instant(until, "--until")) if until else None
     ops = set(op or ())
+    if unknown := sorted(ops - HANDLERS.keys()):
+        raise UsageError(f"--op {unknown[0]!r} is not an op the log records; use one of: {', '.join(HANDLERS)}")
     events = [
         ev for ev in LogView(e.layout).events()
         if (not ops or ev["op"] in ops) and (lo is None or ev["at"] >= lo) and (hi is None or ev["at"] < hi)
@@ -42,4 +46,4 @@ def run(
         emit_jsonl(events)
         return
     for ev in events:
-        out(f"{ev['seq']:>6}  {ev['at']}  {ev['op']:<10} {summary(ev)}")
+        out(safe(f"{ev['seq']:>6}  {ev['at']}  {ev['op']:<10} {summary(ev)}"))
