@@ -272,4 +272,4 @@ def test_verify_reports_edits_readers_can_still_fold(store):
     rc, out, _err = cli("--store", str(store), "verify", "--now", LATER)
     assert rc == 1
     assert "2026-06.jsonl:1: seq 1: remember: memory.id " in out and "does not match its text" in out
-    assert "2026-06.jsonl:2: seq 2: recorded at 2099-01-01T00:00:00Z, after --now" in out
+    assert "2026-06.jsonl:2: 1 event(s) recorded after --now 2026-06-10T00:00:00Z, the first seq 2 at " in out

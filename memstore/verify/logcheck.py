@@ -84,6 +84,7 @@ def check_log(layout: Layout, fold: Fold, report: Report, now: str | None = None
     files = log_files(layout)
     report.log_files = len(files)
     prev = 0
+    future: list[tuple] = []  # events recorded after --now: one finding names the first
     for index, path in enumerate(files):
         newest = index == len(files) - 1
         try:
@@ -114,9 +115,7 @@ def check_log(layout: Layout, fold: Fold, report: Report, now: str | None = None
                 found.append(Finding(path, n, f"seq {seq}: {edited}: the line was edited after it was "
                                      "written (readers still use it)", "log"))
             if now is not None and event["at"] > now:
-                found.append(Finding(path, n, f"seq {seq}: recorded at {event['at']}, after --now {now} "
-                                     "(a clock set wrong, or an edit); later writes before that time are "
-                                     "refused", "log"))
+                future.append((path, n, seq, event["at"]))
             report.events += 1
             fold.before(seq)
             problem = _apply(fold, event)
@@ -141,5 +140,11 @@ def check_log(layout: Layout, fold: Fold, report: Report, now: str | None = None
             found.append(Finding(path, len(lines) + 1, f"torn {where} ({len(tail)} bytes, never "
                                  "acknowledged); --repair moves it to log/quarantine/", "log",
                                  "quarantine", (len(data) - len(tail), len(tail))))
+    if future:
+        path, n, seq, at = future[0]
+        latest = max(f[3] for f in future)
+        found.append(Finding(path, n, f"{len(future)} event(s) recorded after --now {now}, the first "
+                             f"seq {seq} at {at}, the latest at {latest} (a clock set wrong, or an "
+                             "edit): writes are refused until --now passes it", "log"))
     report.head = prev
 
