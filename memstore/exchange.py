@@ -1,4 +1,5 @@
-"""Moving memory between stores: Markdown rendering and import planning.
+"""Moving memory between stores: checking and planning an import (the Markdown page is
+``memstore.markdown``).
 
 Import takes either export form:
 - the event log (`export --history`): events are appended with their original
@@ -16,7 +17,7 @@ import hashlib
 
 from .codec import dumps
 from .errors import UsageError
-from .model import LEVELS, Memory, memory_from_dict, memory_to_dict
+from .model import memory_from_dict, memory_to_dict
 
 HISTORY, STATE = "history", "state"
 
@@ -114,25 +115,3 @@ def plan_state(rows: list[dict], state) -> list[dict]:
         record = memory_to_dict(m)
         out.append({"op": "import", "at": m.recorded_at, "memory": record})
     return out
-
-
-def render_markdown(memories: list[Memory], now: str) -> str:
-    """The state as a readable page: one section per level, then per kind."""
-    lines = [f"# memstore export ({now[:10]})", "",
-             f"{len(memories)} memories. Each line: text, then kind, status, time and id.", ""]
-    for level in LEVELS:
-        rows = [m for m in memories if m.level == level]
-        if not rows:
-            continue
-        lines += [f"## {level} ({len(rows)})", ""]
-        for kind in sorted({m.kind for m in rows}):
-            lines += [f"### {kind}", ""]
-            for m in rows:
-                if m.kind != kind:
-                    continue
-                flat = " ".join(m.text.split())
-                cues = "; ".join(p for p in (m.subject, ", ".join(m.actors), m.domain) if p)
-                lines.append(f"- {flat} — {m.status}, {m.tier}, {m.occurred_at}"
-                             + (f", {cues}" if cues else "") + f" `{m.id}`")
-            lines.append("")
-    return "\n".join(lines).rstrip("\n") + "\n"
