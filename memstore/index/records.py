@@ -91,6 +91,10 @@ class RecordIndex:
         except (KeyError, TypeError, AttributeError) as exc:  # a stored record that is not one
             raise ValueError(f"a stored record cannot be read ({type(exc).__name__}: {exc})") from None
 
+    def all(self) -> list[Memory]:
+        """Every record (for verify: O(n))."""
+        return self._docs(self._t.Query.all_query(), self.count())
+
     def count_after(self, seq: int) -> int:
         """Records created after ``seq``."""
         t = self._t

@@ -63,7 +63,7 @@ class Indexes:
         self.vectors = _Guard(self, "vectors")
 
     def _damaged(self, name: str, exc: BaseException) -> None:
-        what = f"{name} index is damaged ({_describe(exc)})"
+        what = f"{name} index is damaged ({describe(exc)})"
         if self.generation:
             raise StoreError(f"{what} again after it was rebuilt from the log; run `memstore reindex`, "
                              "then `memstore verify`") from None
@@ -117,7 +117,7 @@ def is_damage(exc: BaseException) -> bool:
     return type(exc).__name__ == "PanicException" or isinstance(exc, (OSError, ValueError, RuntimeError))
 
 
-def _describe(exc: BaseException) -> str:
+def describe(exc: BaseException) -> str:
     return " ".join(f"{type(exc).__name__}: {exc}".split())[:160]
 
 
@@ -188,7 +188,7 @@ def _clear(layout: Layout) -> None:
 def _failed(layout: Layout, exc: BaseException) -> StoreError:
     if isinstance(exc, OSError):
         return os_error(exc, layout.index_dir, "update the indexes in")
-    return StoreError(f"cannot update the indexes in {layout.index_dir}: {_describe(exc)}; "
+    return StoreError(f"cannot update the indexes in {layout.index_dir}: {describe(exc)}; "
                       "free some space or check the directory, then run `memstore reindex`")
 
 
@@ -310,7 +310,7 @@ def _drop_shadows() -> None:
         shutil.rmtree(d, ignore_errors=True)
 
 
-def _shadow(path: Path) -> Path:
+def shadow(path: Path) -> Path:
     """A temporary directory of links to a Tantivy index's files: Tantivy takes its lock files
     beside the files it opens, which a read-only store cannot hold."""
     d = tempfile.mkdtemp(prefix="memstore-ro-")
@@ -338,13 +338,13 @@ def _open_read_only(layout: Layout, embedder, cache, head: int) -> Indexes:
         raise refuse(why)
     paths = layout.index_paths()
     try:
-        parts = _open({n: _shadow(paths[n]) for n in ("records", "lexical")}, embedder, paths["vectors"])
+        parts = _open({n: shadow(paths[n]) for n in ("records", "lexical")}, embedder, paths["vectors"])
         if _counts_differ(layout, *parts) or _past(head, *parts):
             raise ValueError("their document counts do not match their manifests")
     except BaseException as exc:
         if not is_damage(exc):
             raise
-        raise refuse(f"they are damaged ({_describe(exc)})") from None
+        raise refuse(f"they are damaged ({describe(exc)})") from None
     return Indexes(parts, embedder, cache, head, 0)
 
 

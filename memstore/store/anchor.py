@@ -72,10 +72,22 @@ def anchor_for(layout: Layout, seq: int) -> dict | None:
 
 def anchor_holds(layout: Layout, anchor, seq: int) -> bool:
     """Whether ``anchor`` names a line of this log with ``seq`` and the recorded bytes."""
-    if seq == 0:
-        return anchor is None
-    if not isinstance(anchor, dict) or anchor.get("seq") != seq:
-        return False
+    return locate(layout, anchor, seq) is not None or (seq == 0 and anchor is None)
+
+
+def locate(layout: Layout, anchor, seq: int) -> dict | None:
+    """The anchor as this log holds it: where recorded (O(1)), else the line with ``seq``
+    found again with the same bytes (a line inserted or removed before it moved it);
+    None when the log has no such line."""
+    if seq <= 0 or not isinstance(anchor, dict) or anchor.get("seq") != seq:
+        return None
+    if _at(layout, anchor, seq):
+        return anchor
+    found = anchor_for(layout, seq)
+    return found if found and found["sha256"] == anchor.get("sha256") else None
+
+
+def _at(layout: Layout, anchor: dict, seq: int) -> bool:
     name, start, length = anchor.get("file"), anchor.get("start"), anchor.get("length")
     if (not isinstance(name, str) or not LOG_NAME.match(name) or type(start) is not int
             or type(length) is not int or start < 0 or length < 0):

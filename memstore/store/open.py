@@ -13,7 +13,7 @@ from ..fold import fold
 from ..state import State
 from .layout import Layout
 from .log import LogReader, position_after, read_head
-from .snapshot import read_snapshot, snapshot_files, snapshot_fits_log
+from .snapshot import read_snapshot, snapshot_anchor, snapshot_files
 
 _MEMO: dict[Path, tuple[State, tuple[str, int]]] = {}
 _ENABLED = [False]
@@ -70,10 +70,11 @@ def _load(layout: Layout, reader: LogReader, use_snapshots: bool) -> State:
             except Exception:  # a damaged cache is skipped, never fatal (verify reports it)
                 base = State()
                 continue
-            if not snapshot_fits_log(layout, meta):  # another store's, or the log was replaced
+            anchor = snapshot_anchor(layout, meta)
+            if anchor is None:  # another store's, or the log was replaced
                 base = State()
                 continue
-            anchor = meta["anchor"]  # checked: the tail starts right after the anchored line
+            # the tail starts right after the anchored line
             start = (anchor["file"], anchor["start"] + anchor["length"] + 1) if anchor else None
             break
     events = reader.events(after_seq=base.seq, start=start)

@@ -149,8 +149,9 @@ def read_snapshot(path: Path) -> tuple[State, dict]:
     return state, meta
 
 
-def snapshot_fits_log(layout: Layout, meta: dict) -> bool:
-    """Whether a snapshot's anchor is the line of this log at its seq (O(1))."""
-    from .anchor import anchor_holds
+def snapshot_anchor(layout: Layout, meta: dict) -> dict | None:
+    """Where this log holds the line of the snapshot's seq, if it is the line the snapshot
+    recorded (O(1) unless the line moved); None: the snapshot is not of this log."""
+    from .anchor import locate
 
-    return anchor_holds(layout, meta.get("anchor"), meta.get("seq"))
+    return locate(layout, meta.get("anchor"), meta.get("seq"))

@@ -1,4 +1,8 @@
-"""verify's snapshot check: readable, consistent with their metadata and with the log."""
+"""verify's snapshot check: readable, consistent with their metadata and with the log.
+
+A snapshot must be a regular file of this memstore's format whose stored rows match their
+checksum, whose anchor is this log's line at its seq (not another store's snapshot), and
+whose rows equal the log folded to that seq."""
 
 from __future__ import annotations
 
@@ -10,7 +14,7 @@ from ..codec import JSONDecodeError, loads
 from ..state import state_rows
 from ..store.fs import temp_writer
 from ..store.layout import LOG_NAME, SNAPSHOT_NAME, Layout
-from ..store.snapshot import read_snapshot, rows_checksum, snapshot_files
+from ..store.snapshot import read_snapshot, rows_checksum, snapshot_anchor, snapshot_files
 from .logcheck import Fold
 from .report import Finding, Report
 
@@ -54,6 +58,10 @@ def read_snapshots(layout: Layout) -> tuple[list[_Snap], list[Finding]]:
 def check_snapshots(layout: Layout, snaps: list[_Snap], fold: Fold, report: Report) -> None:
     for snap in snaps:
         report.snapshots += 1
+        if snap.path.is_dir() and not snap.path.is_symlink():
+            report.findings.append(Finding(snap.path, 0, "a directory named like a snapshot: memstore "
+                                           "ignores it; remove it (--repair cannot)", "snapshot"))
+            continue
         problem = _snapshot_problem(layout, snap, fold, report.head)
         if problem:
             report.findings.append(Finding(snap.path, 0, f"{problem}; --repair deletes it (a cache: "
@@ -77,7 +85,11 @@ def _snapshot_problem(layout: Layout, snap: _Snap, fold: Fold, head: int) -> str
         checksum, keys, _n = captured
         if checksum != snap.checksum or keys != snap.keys:
             return f"rows differ from the log folded to seq {snap.seq}"
-    return _position_problem(layout, meta.get("position"), snap.seq)
+    problem = _position_problem(layout, meta.get("position"), snap.seq)
+    if problem is None and snap.seq and meta.get("anchor") is not None and snapshot_anchor(layout, meta) is None:
+        # (without an anchor readers never use it; its rows were checked against the log above)
+        return f"was not taken from this log (its line at seq {snap.seq} is not this log's)"
+    return problem
 
 
 def _position_problem(layout: Layout, position, seq: int) -> str | None:
