@@ -273,3 +273,25 @@ def test_verify_reports_edits_readers_can_still_fold(store):
     assert rc == 1
     assert "2026-06.jsonl:1: seq 1: remember: memory.id " in out and "does not match its text" in out
     assert "2026-06.jsonl:2: 1 event(s) recorded after --now 2026-06-10T00:00:00Z, the first seq 2 at " in out
+
+
+@pytest.mark.parametrize("bulk", [False, True])
+def test_a_damaged_record_is_not_known_to_writers(store, tmp_path, bulk):
+    """The text of a record whose line readers skip is remembered anew, not "reinforced"
+    into nothing (which would acknowledge a write no reader can find)."""
+    lines = lines_of(store)
+    first = json.loads(lines[0])
+    first["memory"]["salience"]["risk"] = 55  # readers skip the line that created it
+    partition(store).write_bytes(b"\n".join([json.dumps(first).encode(), *lines[1:]]) + b"\n")
+    s = str(store)
+    if bulk:
+        path = tmp_path / "bulk.jsonl"
+        path.write_text(json.dumps({"text": "deploys happen on tuesdays", "subject": "deploys"}) + "\n"
+                        + json.dumps({"text": "another bulk memory"}) + "\n")
+        ok("--store", s, "remember", "--jsonl", str(path), "--now", LATER)
+    else:
+        ok("--store", s, "remember", "deploys happen on tuesdays", "--subject", "deploys", "--now", LATER)
+    events = [json.loads(line) for line in lines_of(store)[3:]]
+    assert events[0]["op"] == "remember" and events[0]["memory"]["id"] == first["memory"]["id"]
+    shown = json.loads(ok("--store", s, "show", first["memory"]["id"], "--json", "--now", LATER))
+    assert shown["memory"]["text"] == "deploys happen on tuesdays"

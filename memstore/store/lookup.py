@@ -1,6 +1,9 @@
 """Existence checks for the write path without loading state (no pyarrow, no fold).
 
-The log is scanned as bytes: canonical JSON makes ``"id":"<id>"`` an exact token.
+The log is scanned as bytes: canonical JSON makes ``"id":"<id>"`` an exact token. A hit
+counts only when its line is a well-formed event that creates the record (or, for a key,
+that carries it): a damaged line readers skip must not make a write a "reinforce" of a
+record no reader has, or the write would be acknowledged and then be nowhere.
 """
 
 from __future__ import annotations
@@ -9,6 +12,7 @@ import mmap
 import re
 
 from ..codec import dumps, loads
+from ..schema import CREATING, event_problem
 from .layout import Layout
 from .log import log_files
 
@@ -25,29 +29,78 @@ def _mapped(path):
 def _line_at(buf, pos: int) -> bytes:
     start = buf.rfind(b"\n", 0, pos) + 1
     end = buf.find(b"\n", pos)
-    return buf[start:end] if end >= 0 else b""
+    return buf[start:end] if end >= 0 else b""  # no newline after it: a torn tail, not an event
 
 
-def _event_id(event: dict) -> str | None:
-    return event.get("id") or (event.get("memory") or {}).get("id")
+def _event(line: bytes) -> dict | None:
+    try:
+        event = loads(line)
+    except ValueError:
+        return None
+    return event if event_problem(event) is None else None
+
+
+def _creates(line: bytes, mid: str) -> bool:
+    event = _event(line)
+    return (event is not None and event["op"] in CREATING and event["memory"]["id"] == mid)
+
+
+def _keyed(line: bytes, key: str) -> str | None:
+    """The id a well-formed event binds ``key`` to, or None."""
+    event = _event(line)
+    if event is None:
+        return None
+    memory = event.get("memory")
+    if event.get("key") == key:
+        return event.get("id") or (memory or {}).get("id")
+    if isinstance(memory, dict) and memory.get("key") == key:
+        return memory["id"]
+    return None
+
+
+def _find(buf, token: bytes, accept) -> object:
+    """The first accepted value among the lines holding ``token`` (None: none)."""
+    pos = buf.find(token)
+    while pos >= 0:
+        value = accept(_line_at(buf, pos))
+        if value:
+            return value
+        pos = buf.find(token, pos + 1)
+    return None
 
 
 class Known:
-    """Which ids and keys the log already holds."""
+    """Which ids and keys the log already holds. ``candidates``: ids seen as tokens, each
+    with where it was first seen, confirmed (by parsing that line) only when asked."""
 
-    def __init__(self, ids: set[str], keys: dict[str, str]):
+    def __init__(self, ids: set[str], keys: dict[str, str], candidates: dict | None = None,
+                 layout: Layout | None = None):
         self.ids = ids
         self.keys = keys
+        self._candidates = candidates or {}
+        self._layout = layout
 
     def has_id(self, mid: str) -> bool:
-        return mid in self.ids
+        if mid in self.ids:
+            return True
+        where = self._candidates.pop(mid, None)
+        if where is None:
+            return False
+        path, start, end = where
+        with open(path, "rb") as fh:
+            fh.seek(start)
+            line = fh.read(end - start)
+        if _creates(line, mid) or known_for(self._layout, [mid], []).has_id(mid):  # rare: damage
+            self.ids.add(mid)
+            return True
+        return False
 
     def key_id(self, key: str) -> str | None:
         return self.keys.get(key)
 
 
 def known_for(layout: Layout, ids: list[str], keys: list[str]) -> Known:
-    """Look up a few ids and keys (single writes): one substring search per token."""
+    """Look up a few ids and keys (single writes): a substring search per token."""
     found_ids: set[str] = set()
     found_keys: dict[str, str] = {}
     id_tokens = {mid: b'"id":"' + mid.encode() + b'"' for mid in ids}
@@ -58,40 +111,38 @@ def known_for(layout: Layout, ids: list[str], keys: list[str]) -> Known:
             continue
         with buf:
             for mid, token in id_tokens.items():
-                if mid not in found_ids and buf.find(token) >= 0:
+                if mid not in found_ids and _find(buf, token, lambda line, m=mid: _creates(line, m)):
                     found_ids.add(mid)
             for key, token in key_tokens.items():
-                if key in found_keys:
-                    continue
-                pos = buf.find(token)
-                if pos >= 0:
-                    line = _line_at(buf, pos)
-                    try:
-                        mid = _event_id(loads(line))
-                    except ValueError:
-                        continue
+                if key not in found_keys:
+                    mid = _find(buf, token, lambda line, k=key: _keyed(line, k))
                     if mid:
                         found_keys[key] = mid
     return Known(found_ids, found_keys)
 
 
 def known_all(layout: Layout) -> Known:
-    """Every id and key (bulk writes): one regex pass, and a parse of key-bearing lines only."""
-    ids: set[str] = set()
+    """Every id and key (bulk writes): one regex pass; a line is parsed only for a key, or
+    when a write asks about an id it holds."""
+    candidates: dict[str, tuple] = {}
     keys: dict[str, str] = {}
     for path in log_files(layout):
         data = path.read_bytes()
-        ids.update(m.decode() for m in _ID.findall(data))
+        for m in _ID.finditer(data):
+            mid = m.group(1).decode()
+            if mid not in candidates:
+                start = data.rfind(b"\n", 0, m.start()) + 1
+                end = data.find(b"\n", m.end())
+                candidates[mid] = (path, start, end if end >= 0 else start)
         if b'"key":"' not in data:
             continue
         for line in data.split(b"\n"):
             if b'"key":"' in line:
-                try:
-                    event = loads(line)
-                except ValueError:
+                event = _event(line)
+                if event is None:
                     continue
                 key = event.get("key") if "key" in event else (event.get("memory") or {}).get("key")
-                mid = _event_id(event)
+                mid = event.get("id") or (event.get("memory") or {}).get("id")
                 if key is not None and mid:
                     keys.setdefault(key, mid)
-    return Known(ids, keys)
+    return Known(set(), keys, candidates, layout)
