@@ -9,7 +9,8 @@ in the first one's life. For every file kind: truncate to 0 and to half, XOR 16 
 swap with the other store's file, set back to the earlier copy. After each damage the reads
 (recall --no-touch, show, stats, export, export --history, judge, log, conflicts, verify)
 are compared with what a store rebuilt from the damaged store's own log and memstore.toml
-answers: EXACT, REFUSED, WARNED (acceptable only for damage to the log), SILENT-WRONG (must
+answers: EXACT, REFUSED, WARNED (acceptable only for damage to the log), AS-UNDAMAGED (log damage
+answered as the undamaged store did: reported), SILENT-WRONG (must
 be 0), CRASH, HANG. Then `verify --repair` runs and every read must answer exactly what the
 rebuilt store answers after its own repair. Prints the table and each case that broke a
 promise; exits 1 if any did. --sample N: one damage for each of the first N kinds (what
