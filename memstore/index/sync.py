@@ -25,6 +25,7 @@ import errno
 import os
 import shutil
 import tempfile
+from contextlib import contextmanager
 from itertools import islice
 from pathlib import Path
 
@@ -218,6 +219,17 @@ def _writable(layout: Layout) -> bool:
         if exc.errno in (errno.EROFS, errno.EACCES, errno.EPERM):
             return False
         raise os_error(exc, layout.index_dir / ".lock", "open the lock") from None
+
+
+@contextmanager
+def read_lock(layout: Layout):
+    """The index lock for a reader that must not see a catch-up half way (verify); yields
+    False without it on a read-only store, where no catch-up can run."""
+    if layout.index_dir.is_dir() and _writable(layout):
+        with exclusive_lock(layout.index_dir / ".lock"):
+            yield True
+    else:
+        yield False
 
 
 def open_indexes(layout: Layout, config, cache_dir: Path | None, *, progress=None,
