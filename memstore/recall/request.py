@@ -13,6 +13,19 @@ FIELDS = {"query", "k", "now", "actor", "kind", "outcome", "domain", "subject", 
           "as_of", "explain", "voices", "keys", "category", "id"}
 
 
+# A question, not a document: 10,000 characters is about 2,500 tokens, more than any prompt's
+# question. Longer is refused rather than cut: a cut query silently answers a different
+# question. (The embedder reads only a text's first 512 tokens anyway; memstore.embed.)
+MAX_QUERY_CHARS = 10_000
+
+
+def check_query(text: str, what: str = "query") -> None:
+    """UsageError when a query (or judge's situation) is longer than MAX_QUERY_CHARS."""
+    if len(text) > MAX_QUERY_CHARS:
+        raise UsageError(f"{what} is {len(text)} characters long; the limit is {MAX_QUERY_CHARS:,} "
+                         "(ask about the gist: recall looks up memories for a question, not a document)")
+
+
 def _list(obj: dict, name: str, where: str) -> tuple[str, ...]:
     value = obj.get(name)
     if value is None:
@@ -38,6 +51,7 @@ def build_request(obj: dict, now: str, *, where: str = "", default_k: int = 10) 
     query = obj.get("query")
     if not isinstance(query, str) or not query.strip():
         raise UsageError(f"{where}query is empty; say what to recall")
+    check_query(query.strip(), f"{where}query")
     k = obj.get("k", default_k)
     if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= 1000:
         raise UsageError(f"{where}k {k!r} must be a whole number from 1 to 1000")
