@@ -4,7 +4,8 @@
     2026-01-05T09:12:00Z remember --actor alice --subject billing-db "We decided ..."
     2026-01-06T03:00:00Z consolidate
 
-Each line is a time (its --now) and a shell-quoted command. Parsing is pure and
+Each line (ended by a newline; any other character, U+2028 included, is part of it) is a
+time (its --now) and a shell-quoted command. Parsing is pure and
 checks every line before anything runs, so a typo on line 4,000 fails at once.
 """
 
@@ -55,8 +56,10 @@ def parse_script(text: str, name: str, known: Collection[str] | Collection[tuple
     paths = {(k,) if isinstance(k, str) else tuple(k) for k in known}
     steps: list[Step] = []
     last = None
-    for n, raw in enumerate(text.splitlines(), start=1):
-        line = raw.strip()
+    # Lines end at \n (and \r\n) only: str.splitlines() would also end one at U+2028, U+0085
+    # or \x1c inside a quoted memory text, leaving "No closing quotation".
+    for n, raw in enumerate(text.split("\n"), start=1):
+        line = raw.removesuffix("\r").strip(" \t")
         if not line or line.startswith("#"):
             continue
         where = f"{name}:{n}: "

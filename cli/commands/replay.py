@@ -116,7 +116,7 @@ def run(
 def _decode(stdout: bytes, loads):
     """JSON outputs are kept as values (readable diffs); anything else as text."""
     text = stdout.decode("utf-8")
-    lines = [line for line in text.splitlines() if line.strip()]
+    lines = [line for line in text.split("\n") if line.strip()]  # U+2028 may sit inside a JSON line
     try:
         values = [loads(line) for line in lines]
     except ValueError:
@@ -140,7 +140,7 @@ def _show(step, output, raw: bytes) -> None:
     if isinstance(output, dict) and view is not None:
         view(output)
     else:
-        lines = raw.decode("utf-8", "replace").splitlines()
+        lines = raw.decode("utf-8", "replace").removesuffix("\n").split("\n")
         for line in lines[:SHOWN_LINES]:
             out(line)
         if len(lines) > SHOWN_LINES:

@@ -26,6 +26,11 @@ def check_query(text: str, what: str = "query") -> None:
                          "(ask about the gist: recall looks up memories for a question, not a document)")
 
 
+def _short(value) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
 def _list(obj: dict, name: str, where: str) -> tuple[str, ...]:
     value = obj.get(name)
     if value is None:
@@ -52,6 +57,14 @@ def build_request(obj: dict, now: str, *, where: str = "", default_k: int = 10) 
     if not isinstance(query, str) or not query.strip():
         raise UsageError(f"{where}query is empty; say what to recall")
     check_query(query.strip(), f"{where}query")
+    for name in ("category", "id"):  # eval's labels: ride along, but typed
+        value = obj.get(name)
+        if value is not None and not isinstance(value, str):
+            raise UsageError(f"{where}{name} {_short(value)} must be a string")
+    keys = obj.get("keys")
+    if keys is not None and (not isinstance(keys, list)
+                             or not all(isinstance(key, str) and key for key in keys)):
+        raise UsageError(f"{where}keys {_short(keys)} must be a list of memory keys or ids (strings)")
     k = obj.get("k", default_k)
     if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= 1000:
         raise UsageError(f"{where}k {k!r} must be a whole number from 1 to 1000")
