@@ -301,3 +301,21 @@ def test_reads_on_a_store_with_an_empty_log_create_nothing(tmp_path):
     ix = open_indexes(layout, load_config(layout.read_config_text()), None)
     assert ix.records.count() == 0 and ix.lexical.search("anything", 5) == [] and len(ix.vectors) == 0
     assert sorted(p.name for p in store.rglob("*")) == before
+
+
+def test_a_damaged_embedding_cache_is_not_trusted(stores, tmp_path, monkeypatch):
+    """The cache is shared by stores and lives outside them: a damaged entry is embedded again."""
+    store = tmp_path / "s"
+    shutil.copytree(stores["base"], store)
+    cache = tmp_path / "cache"
+    shutil.copytree(stores["root"] / "cache", cache)
+    for path in cache.iterdir():
+        data = bytearray(path.read_bytes())
+        size = 16 + 4 * 256  # hash, then hashing-256's float32 vector
+        for at in range(0, len(data) - size + 1, 3 * size):
+            data[at + 16: at + 32] = b"\xff" * 16  # NaNs: never a vector to index
+        path.write_bytes(bytes(data))
+    monkeypatch.setenv("MEMSTORE_CACHE_DIR", str(cache))
+    shutil.rmtree(store / "index")
+    assert answers(store, stores["ids"]) == stores["golden"]
+    assert run(store, "verify")[0] == 0

@@ -47,8 +47,12 @@ class EmbeddingCache:
                 raw = fh.read(size - offset)
             usable = len(raw) - len(raw) % rec.itemsize
             arr = np.frombuffer(raw[:usable], dtype=rec)
-            for h, v in zip(arr["h"], arr["v"], strict=True):
-                entries[bytes(h).ljust(16, b"\0")] = v
+            with np.errstate(all="ignore"):  # damaged bytes: not finite or not unit length
+                norms = np.einsum("ij,ij->i", arr["v"].astype(np.float64), arr["v"].astype(np.float64))
+            sound = np.isfinite(norms) & ((norms == 0) | (np.abs(norms - 1.0) < 2e-3))
+            for h, v, ok in zip(arr["h"], arr["v"], sound, strict=True):
+                if ok:  # a damaged entry is left out: its text is embedded again
+                    entries[bytes(h).ljust(16, b"\0")] = v
             offset += usable
         _LOADED[self.path] = (offset, entries)
         self._map = entries
