@@ -26,6 +26,11 @@ class OutputError(OSError):
     """A write to standard output failed (the OSError it raised is the cause)."""
 
 
+class ReaderGone(Exception):
+    """Standard output is a pipe whose reader has left. Not an OSError: click would turn
+    an EPIPE into its own exit 1."""
+
+
 def main(argv: list[str] | None = None) -> int:
     # private data: whatever gets created, by memstore or by a library it calls (Tantivy and
     # USearch create their files 0644), is 0600 / 0700. Restored for in-process callers.
@@ -51,10 +56,11 @@ def _main(argv: list[str] | None) -> int:
     except KeyboardInterrupt:
         error("Error: interrupted")
         return 130
-    except (OutputError, BrokenPipeError) as exc:
+    except (ReaderGone, BrokenPipeError):
         _discard_stdout()
-        if exc.errno == errno.EPIPE:
-            return 0  # the reader has all it wanted (`memstore log | head`)
+        return 0  # the reader has all it wanted (`memstore log | head`)
+    except OutputError as exc:
+        _discard_stdout()
         committed = _appended() - before
         message = f"Error: cannot write the output ({exc.strerror or exc})"
         if committed:
@@ -104,10 +110,10 @@ def _guard_streams() -> None:
 def _discard_stdout() -> None:
     """Point a failed stdout at /dev/null, so that the interpreter's flush at exit (of what is
     still buffered) neither fails nor prints a warning."""
-    stream = sys.stdout
-    raw = getattr(stream, "_stream", None)
     try:
-        fd = raw.fileno()
+        fd = sys.__stdout__.fileno() if sys.__stdout__ is not None else None
+        if fd is None or sys.stdout is None or sys.stdout.fileno() != fd:
+            return  # an in-process caller's stream: not ours to redirect
     except (AttributeError, OSError, ValueError):
         return
     null = os.open(os.devnull, os.O_WRONLY)
@@ -117,7 +123,9 @@ def _discard_stdout() -> None:
         os.close(null)
 
 
-def _failed(exc: Exception) -> OutputError:
+def _failed(exc: Exception) -> Exception:
+    if isinstance(exc, OSError) and exc.errno == errno.EPIPE:
+        return ReaderGone()
     if isinstance(exc, OSError) and exc.errno is not None:
         return OutputError(exc.errno, exc.strerror)
     return OutputError(errno.EIO, str(exc))  # a closed file object, an unencodable text
