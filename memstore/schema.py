@@ -23,6 +23,7 @@ from .model import AXES, KINDS, LEVELS, MEMORY_FIELDS, OUTCOMES, SOURCES, STATUS
 MAX_TEXT = 1_000_000  # a reader's hard cap; writers refuse far less (memory.max_text_chars)
 MAX_LABEL = 200
 MAX_LIST = 100_000
+MAX_SEQ = 2**53  # exact in every JSON reader; a log reaches it never
 
 _ID = re.compile(r"^m[0-9a-f]{15}$")
 _TS = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$")
@@ -307,8 +308,8 @@ def event_problem(e, *, strict: bool = False, ids: bool = False, max_chars: int 
     if not isinstance(e, dict):
         return "line is not a JSON object"
     seq = e.get("seq")
-    if type(seq) is not int or seq < 1:
-        return f"seq {_show(seq)} is not a positive whole number"
+    if type(seq) is not int or not 0 < seq < MAX_SEQ:
+        return f"seq {_show(seq)} is not a positive whole number below 2**53"
     op = e.get("op")
     if not isinstance(op, str):
         return f"op {_show(op)} is not a string"

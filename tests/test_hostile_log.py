@@ -165,7 +165,7 @@ def test_a_bad_state_export_row_is_refused_and_nothing_is_imported(store, tmp_pa
 HISTORY_CASES = {
     "at-garbage": (lambda rows: _set("at", "garbage")(rows[0]), "at 'garbage' is not a UTC time"),
     "future": (lambda rows: _set("at", "9998-01-01T00:00:00Z")(rows[0]), "is after --now"),
-    "seq-true": (lambda rows: _set("seq", True)(rows[0]), "seq True is not a positive whole number"),
+    "seq-true": (lambda rows: _set("seq", True)(rows[0]), "seq True is not a positive whole number below 2**53"),
     "op-unknown": (lambda rows: _set("op", "teleport")(rows[0]), "op 'teleport' is not one of"),
     "memory-null": (lambda rows: _set("memory", None)(rows[0]), "memory must be a JSON object"),
     "text-number": (lambda rows: _set("memory.text", 12345)(rows[0]), "memory.text must be text, not 12345"),
@@ -295,3 +295,32 @@ def test_a_damaged_record_is_not_known_to_writers(store, tmp_path, bulk):
     assert events[0]["op"] == "remember" and events[0]["memory"]["id"] == first["memory"]["id"]
     shown = json.loads(ok("--store", s, "show", first["memory"]["id"], "--json", "--now", LATER))
     assert shown["memory"]["text"] == "deploys happen on tuesdays"
+
+
+def test_an_edited_seq_in_the_middle_hides_only_its_own_line(store):
+    """1, 1000, 3: the jump that does not fit is the damage, not every line after it; a write
+    after it is acknowledged and found."""
+    set_middle = lines_of(store)
+    middle = json.loads(set_middle[1])
+    middle["seq"] = 1000
+    partition(store).write_bytes(b"\n".join([set_middle[0], json.dumps(middle).encode(), set_middle[2]]) + b"\n")
+    s = str(store)
+    new_id = ok("--store", s, "remember", "written after the damage", "--now", LATER).strip()
+    shown = json.loads(ok("--store", s, "show", new_id, "--json", "--now", LATER))
+    assert shown["memory"]["seq"] == 4
+    texts = [json.loads(line)["text"] for line in ok("--store", s, "export", "--now", LATER).splitlines()]
+    assert texts == ["deploys happen on tuesdays", "coffee machine on floor two", "written after the damage"]
+    rc, out, _err = cli("--store", s, "verify", "--now", LATER)
+    assert rc == 1 and "2026-06.jsonl:2: seq 1000 does not fit between seq 1 and seq 3 (an edited seq)" in out
+
+
+def test_a_damaged_line_before_a_smaller_seq_is_not_a_head(store):
+    """5, garbage, 3: the writer must compare the last line with the last readable one."""
+    lines = lines_of(store)
+    last = json.loads(lines[2])
+    last["seq"] = 1
+    partition(store).write_bytes(b"\n".join([lines[0], lines[1], b"garbage", json.dumps(last).encode()]) + b"\n")
+    before = digest(store)
+    line = refused(*cli("--store", str(store), "remember", "c", "--now", LATER), 1)
+    assert "(log/2026-06.jsonl:4) has seq 1, which does not follow seq 2 before it" in line
+    assert digest(store) == before

@@ -9,7 +9,7 @@ appends, so the tail is never glued to a new line. Complete lines are never edit
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -82,7 +82,7 @@ def read_head(layout: Layout) -> Head:
     files = log_files(layout)
     for index in range(len(files) - 1, -1, -1):
         path = files[index]
-        lines, frag_at, frag_len = _tail(path, 2)
+        lines, frag_at, frag_len = _tail(path, 3)
         if frag_len and torn is None:
             torn = (path, frag_at, frag_len)
         if not lines:
@@ -94,11 +94,19 @@ def read_head(layout: Layout) -> Head:
             if event is None:
                 continue
         else:
-            before = _event(lines[0]) if len(lines) == 2 else _previous(files[:index])
+            # the rule of in_order: the last line must follow the line before it, unless that
+            # one is an edited jump (the line before it again is below the last line)
+            valid = [_event(line) for line in lines[:-1]]
+            before = valid[-1] if valid else _previous(files[:index])
+            if before is None:
+                before = _last_event(path, skip=1)
             if before is not None and before["seq"] >= event["seq"]:
-                damaged = _damage(path, frag_at, f"has seq {event['seq']}, which does not follow "
-                                                 f"seq {before['seq']} before it")
-                event = before
+                earlier = valid[-2] if len(valid) == 2 else None
+                jump = earlier is not None and earlier["seq"] < event["seq"] and before["seq"] > earlier["seq"] + 1
+                if not jump:
+                    damaged = _damage(path, frag_at, f"has seq {event['seq']}, which does not follow "
+                                                     f"seq {before['seq']} before it")
+                    event = before
         return Head(event["seq"], event["at"], torn, damaged)
     return Head(0, None, torn)
 
@@ -126,9 +134,11 @@ def _event(line: bytes) -> dict | None:
     return event if event_problem(event) is None else None
 
 
-def _last_event(path: Path) -> dict | None:
-    """The last well-formed event of a file whose last complete line is damaged (slow, rare)."""
-    for line in reversed(path.read_bytes().split(b"\n")[:-1]):
+def _last_event(path: Path, skip: int = 0) -> dict | None:
+    """The last well-formed event of a file, not counting its last ``skip`` complete lines
+    (for a damaged tail: slow, rare)."""
+    lines = path.read_bytes().split(b"\n")[:-1]
+    for line in reversed(lines[:len(lines) - skip]):
         event = _event(line)
         if event is not None:
             return event
@@ -265,17 +275,22 @@ class LogReader:
         _SKIPPED[(str(path), line)] = problem
 
     def events(self, after_seq: int = 0, start: tuple[str, int] | None = None) -> Iterator[dict]:
+        for event, (path, n), problem in in_order(self._lines(start), after_seq):
+            if event is None:
+                self._skip(path, n, problem)
+            else:
+                yield event
+
+    def _lines(self, start: tuple[str, int] | None) -> Iterator[tuple[dict | None, tuple, str | None]]:
+        """(event or None, (path, line number), why it is skipped) for every complete line."""
         files = log_files(self.layout)
         if start is not None:
-            name, offset = start
-            files = [p for p in files if p.name >= name]
-        last = after_seq  # seqs only rise: a line that does not is damage, skipped
+            files = [p for p in files if p.name >= start[0]]
         for index, path in enumerate(files):
-            last_file = index == len(files) - 1
             try:
                 data = path.read_bytes()
             except OSError as exc:
-                self._skip(path, 0, f"cannot be read ({exc.strerror})")
+                yield None, (path, 0), f"cannot be read ({exc.strerror})"
                 continue
             base_line = 0
             if start is not None and path.name == start[0]:
@@ -283,29 +298,62 @@ class LogReader:
                 data = data[start[1]:]
             lines = data.split(b"\n")
             tail = lines.pop()  # after the final newline: b"" or a torn fragment
-            if tail:
-                if last_file:
-                    self.problems.append(LogProblem(path, base_line + len(lines) + 1,
-                                                    "torn final line (ignored)"))
-                else:
-                    self._skip(path, base_line + len(lines) + 1, "incomplete line before a later file")
-            for n, line in enumerate(lines, start=base_line + 1):
-                try:
-                    event = loads(line)
-                except JSONDecodeError:
-                    self._skip(path, n, "line is not valid JSON")
-                    continue
-                problem = event_problem(event)
-                if problem is not None:
-                    self._skip(path, n, problem)
-                    continue
-                seq = event["seq"]
-                if seq <= last:
-                    if seq > after_seq:  # at or below after_seq: folded already, not damage
-                        self._skip(path, n, f"seq {seq} does not follow seq {last}")
-                    continue
-                last = seq
-                yield event
+            if tail and index == len(files) - 1:  # never acknowledged: the next writer quarantines it
+                self.problems.append(LogProblem(path, base_line + len(lines) + 1, "torn final line (ignored)"))
+            elif tail:
+                yield None, (path, base_line + len(lines) + 1), "incomplete line before a later file"
+            for n, event, problem in parsed(lines, base_line + 1):
+                yield event, (path, n), problem
+
+
+def parsed(lines: list[bytes], first: int = 1) -> Iterator[tuple[int, dict | None, str | None]]:
+    """(line number, event or None, why it is not one) for complete lines."""
+    for n, line in enumerate(lines, start=first):
+        try:
+            event = loads(line)
+        except JSONDecodeError:
+            yield n, None, "empty line" if not line.strip() else "line is not valid JSON"
+            continue
+        problem = event_problem(event)
+        if problem is None:
+            yield n, event, None
+        else:
+            seq = event.get("seq") if isinstance(event, dict) else None
+            yield n, None, f"seq {seq}: {problem}" if type(seq) is int and seq > 0 else problem
+
+
+def in_order(items: Iterable[tuple], after_seq: int = 0) -> Iterator[tuple]:
+    """(event, where, problem) in log order -> the same, with each event whose seq does not
+    fit the order turned into a problem (event None). Seqs rise by one. A gap is tolerated
+    (a lost line), but a seq that jumps ahead and is then followed by a smaller one is an
+    edited line, not every line after it: a jump is held until the next event shows which
+    of the two fits. Seqs at or below ``after_seq`` were read already: dropped, not damage."""
+    last, held = after_seq, None
+    for event, where, problem in items:
+        if event is None:
+            yield None, where, problem
+            continue
+        seq = event["seq"]
+        if held is not None:
+            jump, jump_where = held
+            held = None
+            if last < seq <= jump["seq"]:
+                yield None, jump_where, (f"seq {jump['seq']} does not fit between seq {last} and seq {seq} "
+                                         "(an edited seq)")
+            else:
+                last = jump["seq"]
+                yield jump, jump_where, None
+        if seq <= last:
+            if seq > after_seq:
+                yield None, where, f"seq {seq} does not follow seq {last} (a duplicate or out of order)"
+            continue
+        if seq > last + 1:
+            held = (event, where)
+            continue
+        last = seq
+        yield event, where, None
+    if held is not None:
+        yield held[0], held[1], None
 
 
 def position_after(layout: Layout) -> tuple[str, int] | None:

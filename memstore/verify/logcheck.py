@@ -6,13 +6,12 @@ import hashlib
 import os
 from dataclasses import dataclass, field, replace
 
-from ..codec import JSONDecodeError, loads
 from ..fold import apply_event, known_op
 from ..schema import event_problem
 from ..state import State, state_rows
 from ..store.fs import temp_writer
 from ..store.layout import LOG_NAME, Layout
-from ..store.log import log_files
+from ..store.log import in_order, log_files, parsed
 from ..store.snapshot import rows_checksum
 from .report import Finding, Report
 
@@ -49,25 +48,11 @@ def _apply(fold: Fold, event: dict) -> str | None:
     return None
 
 
-def _line_problem(line: bytes, prev: int) -> tuple[dict | None, str | None]:
-    """(the event readers fold from this line or None, why it is skipped)."""
-    try:
-        event = loads(line)
-    except JSONDecodeError:
-        return None, "empty line" if not line.strip() else "line is not valid JSON"
-    problem = event_problem(event)
-    if problem is not None:
-        seq = event.get("seq") if isinstance(event, dict) else None
-        return None, f"seq {seq}: {problem}" if type(seq) is int and seq > 0 else problem
-    if event["seq"] <= prev:
-        return None, f"seq {event['seq']} does not follow seq {prev} (a duplicate or out of order)"
-    return event, None
-
-
 def check_log(layout: Layout, fold: Fold, report: Report, now: str | None = None) -> None:
-    """Every line of every partition. A line readers skip is a finding; so is a run of such
-    lines at the very end of the log, which writers refuse to continue after (--repair moves
-    that run to log/quarantine/, keeping the bytes)."""
+    """Every line of every partition, in the order and with the rules readers use
+    (``store.log.parsed`` and ``in_order``). A line readers skip is a finding; so is a run
+    of such lines at the very end of the log, which writers refuse to continue after
+    (--repair moves that run to log/quarantine/, keeping the bytes)."""
     found = report.findings
     try:
         names = sorted(os.listdir(layout.log_dir))
@@ -83,68 +68,95 @@ def check_log(layout: Layout, fold: Fold, report: Report, now: str | None = None
                                  "rename or remove it (--repair cannot)", "log"))
     files = log_files(layout)
     report.log_files = len(files)
-    prev = 0
-    future: list[tuple] = []  # events recorded after --now: one finding names the first
-    for index, path in enumerate(files):
-        newest = index == len(files) - 1
-        try:
-            data = path.read_bytes()
-        except OSError as exc:
-            found.append(Finding(path, 0, f"cannot read: {exc.strerror}", "log"))
-            continue
-        lines = data.split(b"\n")
-        tail = lines.pop()
-        offset, bad_from = 0, None  # bad_from: (line, offset) where the trailing skipped run starts
-        skipped: list[int] = []  # where this file's skipped lines are in found (worded at the end)
-        for n, line in enumerate(lines, start=1):
-            at_offset, offset = offset, offset + len(line) + 1
-            event, problem = _line_problem(line, prev)
-            if event is None:
-                skipped.append(len(found))
-                found.append(Finding(path, n, f"{problem} (skipped by readers", "log"))
-                bad_from = bad_from or (n, at_offset)
+    first_finding = len(found)
+    read: dict[int, tuple[bytes, list[int]]] = {}  # file index -> (bytes, offset of each line)
+
+    def lines():
+        for index, path in enumerate(files):
+            try:
+                data = path.read_bytes()
+            except OSError as exc:
+                found.append(Finding(path, 0, f"cannot read: {exc.strerror}", "log"))
                 continue
-            bad_from = None
-            seq = event["seq"]
-            if seq != prev + 1:
-                missing = f"{prev + 1}" if seq == prev + 2 else f"{prev + 1}..{seq - 1}"
-                found.append(Finding(path, n, f"seq {seq} follows {prev}: event(s) {missing} are missing",
-                                     "log"))
-            edited = event_problem(event, ids=True)
-            if edited is not None:
-                found.append(Finding(path, n, f"seq {seq}: {edited}: the line was edited after it was "
-                                     "written (readers still use it)", "log"))
-            if now is not None and event["at"] > now:
-                future.append((path, n, seq, event["at"]))
-            report.events += 1
-            fold.before(seq)
-            problem = _apply(fold, event)
-            if problem:
-                found.append(Finding(path, n, problem, "log"))
-            prev = seq
-        at_end = bad_from[0] if newest and bad_from is not None else len(lines) + 1
-        for i in skipped:
-            f = found[i]
-            found[i] = replace(f, message=f.message + (")" if f.line >= at_end else
-                                                       "; --repair never edits a complete line)"))
-        if newest and bad_from is not None:
-            first, start = bad_from
+            parts = data.split(b"\n")
+            parts.pop()  # b"" or a torn fragment, reported below
+            offsets, at = [], 0
+            for part in parts:
+                offsets.append(at)
+                at += len(part) + 1
+            read[index] = (data, offsets)
+            for n, event, problem in parsed(parts):
+                yield event, (index, n), problem
+
+    prev = 0
+    skipped: list[int] = []  # indexes into found of the skipped lines (worded once the tail is known)
+    future: list[tuple] = []  # events recorded after --now: one finding names the first
+    for event, (index, n), problem in in_order(lines()):
+        path = files[index]
+        if event is None:
+            skipped.append(len(found))
+            found.append(Finding(path, n, f"{problem} (skipped by readers", "log"))
+            continue
+        seq = event["seq"]
+        if seq != prev + 1:
+            missing = f"{prev + 1}" if seq == prev + 2 else f"{prev + 1}..{seq - 1}"
+            found.append(Finding(path, n, f"seq {seq} follows {prev}: event(s) {missing} are missing", "log"))
+        edited = event_problem(event, ids=True)
+        if edited is not None:
+            found.append(Finding(path, n, f"seq {seq}: {edited}: the line was edited after it was "
+                                 "written (readers still use it)", "log"))
+        if now is not None and event["at"] > now:
+            future.append((path, n, seq, event["at"]))
+        report.events += 1
+        fold.before(seq)
+        problem = _apply(fold, event)
+        if problem:
+            found.append(Finding(path, n, problem, "log"))
+        prev = seq
+    tail_from = _damaged_tail(files, read, {(found[i].path, found[i].line) for i in skipped})
+    for i in skipped:
+        f = found[i]
+        at_end = tail_from is not None and f.path == files[-1] and f.line >= tail_from
+        found[i] = replace(f, message=f.message + (")" if at_end else "; --repair never edits a complete line)"))
+    for index, path in enumerate(files):
+        if index not in read:
+            continue
+        data, offsets = read[index]
+        newest = index == len(files) - 1
+        if newest and tail_from is not None:
+            start = offsets[tail_from - 1]
             rest = data[start:]
-            span = f"line {first}" if first == len(lines) else f"lines {first}..{len(lines)}"
-            found.append(Finding(path, first, f"the log ends with damage ({span}, {len(rest)} bytes): "
+            count = len(offsets)
+            span = f"line {tail_from}" if tail_from == count else f"lines {tail_from}..{count}"
+            found.append(Finding(path, tail_from, f"the log ends with damage ({span}, {len(rest)} bytes): "
                                  "writers refuse to append after it; --repair moves it to "
                                  "log/quarantine/ (the bytes are kept)", "log", "quarantine",
                                  (start, len(rest), hashlib.sha256(rest).hexdigest())))
-        elif tail:
+        elif data and not data.endswith(b"\n"):
+            tail = len(data) - (data.rfind(b"\n") + 1)
             where = "final line" if newest else "last line, before a later partition,"
-            found.append(Finding(path, len(lines) + 1, f"torn {where} ({len(tail)} bytes, never "
+            found.append(Finding(path, len(offsets) + 1, f"torn {where} ({tail} bytes, never "
                                  "acknowledged); --repair moves it to log/quarantine/", "log",
-                                 "quarantine", (len(data) - len(tail), len(tail))))
+                                 "quarantine", (len(data) - tail, tail)))
     if future:
         path, n, seq, at = future[0]
         latest = max(f[3] for f in future)
         found.append(Finding(path, n, f"{len(future)} event(s) recorded after --now {now}, the first "
                              f"seq {seq} at {at}, the latest at {latest} (a clock set wrong, or an "
                              "edit): writes are refused until --now passes it", "log"))
+    order = {path: i for i, path in enumerate(files)}  # in file and line order, whatever in_order held back
+    found[first_finding:] = sorted(found[first_finding:], key=lambda f: (order.get(f.path, -1), f.line))
     report.head = prev
 
+
+def _damaged_tail(files, read, skipped: set) -> int | None:
+    """The first line of the run of skipped lines that ends the newest partition, or None."""
+    if not files or len(files) - 1 not in read:
+        return None
+    path, count = files[-1], len(read[len(files) - 1][1])
+    first = None
+    for n in range(count, 0, -1):
+        if (path, n) not in skipped:
+            break
+        first = n
+    return first
