@@ -267,8 +267,6 @@ def test_a_read_only_store_with_current_indexes_can_be_read(stores, read_only):
     assert digest(ro) == before
 
 
-@pytest.mark.xfail(reason="memstore/verify/__init__.py still takes index/.lock with exclusive_lock; "
-                          "it should use memstore.index.sync.read_lock", strict=False)
 def test_verify_reads_a_read_only_store(stores, read_only):
     _src, mount = read_only
     ro = mount()

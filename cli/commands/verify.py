@@ -7,20 +7,24 @@ from ..output import emit_json, note, out
 
 HELP = """Check the store: log, snapshots, indexes and file permissions.
 
-The log: every line parses, seqs rise by one across all partitions (no gap, no
-duplicate), every op is known and folds, no torn final line. Snapshots: row
-count and checksum against their metadata and against the log folded to the
-seq they claim. Indexes: manifest format and embedder, watermarks (ahead of the
-log head is a finding; behind is only a note, since every read catches up) and
-document counts. Files: directories 0700, files 0600, no temporary file left
-by an interrupted write.
+The log: every line is a well-formed event (the shapes and ranges memstore
+writes; readers skip any other line and say so), seqs rise by one across all
+partitions, every op is known and folds, remembered ids match their text, no
+record time after --now, no torn or damaged final line. Snapshots: bound to
+this log (the line at their seq), row count and checksum, and the rows against
+the log folded to that seq. Indexes: manifest format, embedder and the log line
+at the watermark (ahead of the log head is a finding; behind is only a note,
+since every read catches up), Tantivy's file checksums, the records against the
+log, the seqs each index holds, sampled texts and vector norms. Files: only
+memstore's own paths; directories 0700, files 0600, no temporary file left by an
+interrupted write.
 
 Prints each finding as `path:line: message` (line 0 when it is about a whole
-file), or JSON with --json. --repair moves a torn final line into
-log/quarantine/ (the bytes are kept), deletes bad snapshots and leftover
-temporary files, rebuilds stale or damaged indexes from the log and sets the
-modes; it never edits a complete log line. Exit status: 0 clean, 1 findings
-(with --repair: findings that remain after repairing)."""
+file), or JSON with --json. --repair moves a torn final line, or a damaged run
+of lines that ends the log, into log/quarantine/ (the bytes are kept), deletes
+bad snapshots and leftover temporary files, rebuilds stale or damaged indexes
+from the log and sets the modes; it never edits any other log line. Exit status:
+0 clean, 1 findings (with --repair: findings that remain after repairing)."""
 
 EPILOG = """\b
 Examples:
@@ -30,7 +34,7 @@ Examples:
 
 
 def run(
-    repair: Annotated[bool, typer.Option("--repair", help="Fix what is safe to fix (never a complete log line).")] = False,
+    repair: Annotated[bool, typer.Option("--repair", help="Fix what is safe to fix (never a log line readers use).")] = False,
     now: NowOpt = None,
     json: JsonOpt = False,
 ) -> None:

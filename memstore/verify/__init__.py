@@ -59,7 +59,9 @@ def verify(layout: Layout, config, *, now: str | None = None,
     report.findings.extend(stray)
     counts = {}
     if layout.index_dir.is_dir():
-        with exclusive_lock(layout.index_dir / ".lock"):  # no catch-up half way through
+        from ..index.sync import read_lock
+
+        with read_lock(layout):  # no catch-up half way through (none can run on a read-only store)
             manifests, expected = read_manifests(layout, config)
             if any(isinstance(m, dict) for m in manifests.values()):
                 counts = count_documents(layout, expected)
@@ -133,5 +135,7 @@ def repair(layout: Layout, report: Report) -> dict[Finding, str]:
                     done[f] = "deleted"
                 except FileNotFoundError:
                     done[f] = "already gone"
+                except OSError as exc:  # e.g. a directory where a file was expected: reported, left
+                    done[f] = f"cannot delete it ({exc.strerror})"
     return done
 
