@@ -5,9 +5,9 @@ range; NaN, infinities, out-of-range and fractional whole numbers are refused wi
 from __future__ import annotations
 
 import pytest
+
 from memstore.config import SETTINGS, load_config
 from memstore.errors import UsageError
-
 from tests.reliability_support import HASHING, T0, cli, digest, make_store
 
 

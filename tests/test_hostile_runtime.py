@@ -9,9 +9,9 @@ import json
 import subprocess
 
 import pytest
+
 from memstore.recall.timecues import find_cues, parse_during
 from memstore.timeutil import ts_after
-
 from tests.reliability_support import MEMSTORE_SCRIPT, T0, cli, digest, make_store, subprocess_env
 
 JA = "障害は先週の金曜日に起きた"
