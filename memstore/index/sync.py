@@ -24,6 +24,7 @@ import atexit
 import errno
 import os
 import shutil
+import sys
 import tempfile
 from contextlib import contextmanager
 from itertools import islice
@@ -91,7 +92,8 @@ class _Guard:
 
         def call(*args, **kwargs):
             try:
-                return getattr(self._owner._parts[self._name], attr)(*args, **kwargs)
+                with _panic_text():
+                    return getattr(self._owner._parts[self._name], attr)(*args, **kwargs)
             except BaseException as exc:
                 if not is_damage(exc):
                     raise
@@ -108,6 +110,40 @@ class _Guard:
 
     def __len__(self) -> int:
         return self.__getattr__("__len__")()
+
+
+_SINK: list = []  # one scratch file per process for what Rust prints while panicking
+
+
+@contextmanager
+def _panic_text():
+    """Rust's panic hook prints "thread ... panicked at ..." on fd 2 before pyo3 raises: hold
+    what a call writes there, drop it if the call panicked (one note reports the damage and
+    the rebuild), pass it on otherwise. Costs two dup2 calls."""
+    if not _SINK:
+        _SINK.append(tempfile.TemporaryFile())  # kept open: its descriptor is reused per call
+    fd = _SINK[0].fileno()
+    try:
+        sys.stderr.flush()
+        saved = os.dup(2)
+    except (OSError, ValueError, AttributeError):  # no fd 2 to guard
+        yield
+        return
+    os.ftruncate(fd, 0)
+    os.lseek(fd, 0, os.SEEK_SET)
+    os.dup2(fd, 2)
+    panicked = False
+    try:
+        yield
+    except BaseException as exc:
+        panicked = type(exc).__name__ == "PanicException"
+        raise
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+        size = os.lseek(fd, 0, os.SEEK_CUR)
+        if size and not panicked:
+            os.write(2, os.pread(fd, size, 0))
 
 
 def is_damage(exc: BaseException) -> bool:
