@@ -39,7 +39,8 @@ _APP_SETTINGS = dict(
 )
 
 STORE_HELP = "The store directory. Default: $XDG_DATA_HOME/memstore (~/.local/share/memstore)."
-QUIET_HELP = "Print nothing on success (for cron)."
+QUIET_HELP = ("Print nothing on success (for cron): no notes, and no ids from remember. A read still "
+              "prints its answer, and --json its JSON.")
 
 
 def _version(value: bool) -> None:

@@ -134,7 +134,7 @@ def text():
         return "repeated memory about the deploy checklist"  # a reinforce prints the same id
     body = f"crash {seed} item {n} token{rng.getrandbits(40):010x}"
     return body + (" " + LONG[: rng.randint(0, len(LONG))] if rng.random() < 0.5 else "")
-base = ["--store", store, "--quiet"]
+base = ["--store", store]  # not --quiet: the ids remember prints are what the trial checks
 def run(action, argv):
     sys.stderr.write(f"# {action}\n")
     sys.stderr.flush()
@@ -377,7 +377,7 @@ from memstore_cli.main import main
 store, w, n, now = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
 subjects = ["billing", "deploys", "coffee", None]
 for i in range(n):
-    argv = ["--store", store, "--quiet", "remember", f"writer {w} memory {i} unique w{w}i{i}", "--now", now]
+    argv = ["--store", store, "remember", f"writer {w} memory {i} unique w{w}i{i}", "--now", now]
     if subjects[i % 4]:
         argv += ["--subject", subjects[i % 4]]
     rc = main(argv)

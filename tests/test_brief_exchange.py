@@ -117,8 +117,7 @@ def test_quiet_prints_nothing_on_success(capsys, store):
                  ["brief"], ["snapshot"]):
         rc, out, err = run(capsys, "--store", str(store), "--quiet", *args, "--now", "2026-04-20T03:00:00Z")
         assert rc == 0, err
-        if args[0] != "remember":  # remember's stdout is its result (the id), kept for scripts
-            assert (out, err) == ("", ""), args
+        assert (out, err) == ("", ""), args
 
 
 def test_no_ansi_codes_off_a_terminal(capsys, store):

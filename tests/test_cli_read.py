@@ -315,12 +315,14 @@ def test_store_from_environment_and_xdg_default(cli, tmp_path, monkeypatch):
     assert (tmp_path / "xdg" / "memstore" / "log" / "2026-06.jsonl").exists()
 
 
-def test_quiet_silences_notes_not_ids(cli, store, tmp_path):
+def test_quiet_prints_nothing_but_json_asked_for(cli, store, tmp_path):
     bulk = write_jsonl(tmp_path / "b.jsonl", {"text": "one note"}, {"text": "two notes"})
     r = cli("--store", str(store), "-q", "remember", "--jsonl", str(bulk), "--now", NOW)
-    assert (r.rc, r.err) == (0, "") and len(r.lines) == 2
+    assert (r.rc, r.out, r.err) == (0, "", "") and len(log_lines(store)) == 2
     r = cli("--store", str(store), "-q", "remember", "thanks", "--now", NOW)
-    assert (r.rc, r.out, r.err) == (0, "-\n", "")
+    assert (r.rc, r.out, r.err) == (0, "", "")
+    r = cli("--store", str(store), "-q", "remember", "three notes", "--json", "--now", NOW)
+    assert r.rc == 0 and r.err == "" and r.json()["id"] == log_lines(store)[-1]["memory"]["id"]
 
 
 def test_help_and_version(cli):

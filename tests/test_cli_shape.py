@@ -176,7 +176,7 @@ def test_store_and_quiet_after_the_command(store, capsys):
     again = run(capsys, "remember", text, "--now", T2, "--store", store)
     assert again == run(capsys, "--store", store, "remember", text, "--now", T2)
     assert again == (0, out, "reinforce: same text already remembered\n")
-    assert run(capsys, "remember", text, "--now", T2, "--store", store, "-q") == (0, out, "")
+    assert run(capsys, "remember", text, "--now", T2, "--store", store, "-q") == (0, "", "")
     assert run(capsys, "remember", text, "-q", "--now", T2, "--store", store) == \
         run(capsys, "-q", "--store", store, "remember", text, "--now", T2)
     a = run(capsys, "--store", store, "recall", "billing", "--no-touch", "--now", T3)

@@ -7,7 +7,7 @@ import typer
 
 from memstore.errors import UsageError
 
-from ..common import JsonOpt, NowOpt, env, read_stdin_text
+from ..common import JsonOpt, NowOpt, env, quiet, read_stdin_text
 from ..output import emit_jsonl, note, out
 
 HELP = """Store a memory: text as an argument or on stdin.
@@ -96,6 +96,8 @@ def _commit(e, drafts, allow_past: bool, json: bool) -> None:
     decisions = writes.remember(e.layout, drafts, now=e.now, config=e.config, allow_past=allow_past)
     if json:
         emit_jsonl(_result(o, d.key, memory_to_dict) for o, d in zip(decisions, drafts, strict=True))
+        return
+    if quiet():  # --quiet prints nothing on success (cron mails only failures)
         return
     out("\n".join(o.id or "-" for o in decisions))
     if len(decisions) == 1:
