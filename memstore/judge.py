@@ -108,7 +108,9 @@ def judge(ix, situation: str, *, now: str, config, domains=None, subjects=None, 
     """The judge result object for a situation at ``now``: the active policies (optionally
     of these domains / subjects) that apply, ranked, each with its evidence records."""
     from .recall.preamble import active_policies
+    from .recall.request import check_query
 
+    check_query(situation, "the situation")
     cfg = config["judge"]
     wanted = {s.casefold() for s in subjects or ()}
     policies = [m for m in active_policies(ix, now)

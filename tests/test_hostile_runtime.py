@@ -199,3 +199,19 @@ def test_eval_line_field_types(store, tmp_path, line, message):
     assert (rc, out) == (2, "")
     _one_error(err, f"Error: {f}:2: {message}")
     assert digest(store) == before
+
+
+def test_judge_refuses_an_overlong_situation_and_brief_works_at_year_one(tmp_path):
+    from reliability_support import cli, digest, make_store
+
+    store = make_store(tmp_path / "year-one")
+    rc, _out, err = cli("--store", str(store), "remember", "old memory", "--now", "0001-01-02T00:00:00Z")
+    assert rc == 0, err
+    before = digest(store)
+    rc, out, err = cli("--store", str(store), "judge", "x" * 10_001, "--now", "0001-01-03T00:00:00Z")
+    assert (rc, out) == (2, "") and err == ("Error: the situation is 10001 characters long; the limit is 10,000 "
+                                           "(give the gist: memories are looked up for a question, not for a "
+                                           "document)\n")
+    assert digest(store) == before
+    rc, out, err = cli("--store", str(store), "brief", "--now", "0001-01-03T00:00:00Z")
+    assert rc == 0 and out.startswith("# Briefing for 0001-01-03\n") and "Traceback" not in err

@@ -47,6 +47,9 @@ def run(
     situation = situation.strip()
     if not situation:
         raise UsageError("the situation is empty; describe what is about to be decided")
+    from memstore.recall.request import check_query
+
+    check_query(situation, "the situation")  # before the indexes are opened (and caught up)
     e = env(now)
     result = judge(open_indexes(e), situation, now=e.now, config=e.config, domains=domain, subjects=subject, k=k)
     if format == "json":

@@ -21,7 +21,10 @@ options filter exactly: values of one option are OR-ed, different options
 AND-ed. Superseded and forgotten memories are hidden unless --as-of asks what
 was believed at a past time; expired and faded ones are ranked lower but stay
 findable. Indexes catch up with the log first. Unless --no-touch, the returned
-memories' recall counts go up."""
+memories' recall counts go up.
+
+A query is at most 10,000 characters (longer is refused: a cut query would
+answer another question); the semantic voice reads its first 512 tokens."""
 
 EPILOG = """\b
 Examples:

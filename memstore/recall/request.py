@@ -23,7 +23,7 @@ def check_query(text: str, what: str = "query") -> None:
     """UsageError when a query (or judge's situation) is longer than MAX_QUERY_CHARS."""
     if len(text) > MAX_QUERY_CHARS:
         raise UsageError(f"{what} is {len(text)} characters long; the limit is {MAX_QUERY_CHARS:,} "
-                         "(ask about the gist: recall looks up memories for a question, not a document)")
+                         "(give the gist: memories are looked up for a question, not for a document)")
 
 
 def _short(value) -> str:
