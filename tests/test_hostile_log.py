@@ -324,3 +324,20 @@ def test_a_damaged_line_before_a_smaller_seq_is_not_a_head(store):
     line = refused(*cli("--store", str(store), "remember", "c", "--now", LATER), 1)
     assert "(log/2026-06.jsonl:4) has seq 1, which does not follow seq 2 before it" in line
     assert digest(store) == before
+
+
+@pytest.mark.parametrize("kind", ["fifo", "directory"])
+def test_a_partition_that_is_not_a_file_never_hangs_a_reader(store, kind):
+    import os
+
+    odd = store / "log" / "2026-07.jsonl"
+    os.mkfifo(odd) if kind == "fifo" else odd.mkdir()
+    s = str(store)
+    out = ok("--store", s, "export", "--now", LATER)
+    assert len(out.splitlines()) == 3
+    rc, out, _err = cli("--store", s, "verify", "--now", LATER)
+    assert rc == 1 and "2026-07.jsonl:0: a log partition that is not a regular file" in out
+    before = digest(store)
+    line = refused(*cli("--store", s, "remember", "in july", "--now", "2026-07-02T00:00:00Z"), 1)
+    assert line == f"Error: {odd} is not a regular file; move it away (memstore appends to that partition next)"
+    assert digest(store) == before
