@@ -99,11 +99,11 @@ def env(now: str | None) -> Env:
 
 def needs_store(path: tuple[str, ...]) -> bool:
     """Whether a command only makes sense on a store that exists: the reads (replay's
-    checkpoints) and the index builders. On a typo'd --store they fail instead of
-    creating the directory."""
+    checkpoints). On a typo'd --store they fail instead of creating the directory.
+    (`index` may build a new store's empty indexes up front, as a replay script does.)"""
     from memstore.script import READ_COMMANDS  # only on a missing store: keeps shlex off start-up
 
-    return path in READ_COMMANDS or path in {("index",), ("reindex",)}
+    return path in READ_COMMANDS
 
 
 def command_path() -> tuple[str, ...]:

@@ -128,7 +128,6 @@ def test_a_store_may_hold_other_files_once_it_is_one(tmp_path):
 @pytest.mark.parametrize("argv", [
     ["recall", "billing"], ["judge", "deploy on friday"], ["stats"], ["show", "m0123456789abcde"],
     ["export"], ["log"], ["brief"], ["conflicts"], ["conflicts", "list"], ["eval", "Q"],
-    ["index"], ["reindex"],
 ], ids=_name)
 def test_a_read_on_a_missing_store_creates_nothing(tmp_path, argv):
     questions = tmp_path / "q.jsonl"
