@@ -5,7 +5,11 @@ HELP = """Create an empty store (directories 0700).
 
 Stores are also created by the first write; init only makes the directory
 exist up front, for example before setting up cron jobs. Running it again is
-harmless."""
+harmless.
+
+Only a missing or empty directory, or one holding nothing but memstore's own
+files (memstore.toml, log/, ...), becomes a store: a directory with other files
+in it, such as a project, is refused by init and by every other command."""
 
 EPILOG = """\b
 Examples:
