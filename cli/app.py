@@ -14,7 +14,6 @@ own value wins over the root's.
 from __future__ import annotations
 
 from functools import cache
-from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -52,7 +51,7 @@ def _version(value: bool) -> None:
 def _root(
     ctx: typer.Context,
     store: Annotated[
-        Path | None,
+        str | None,  # as typed: Path("") would read as "." and hide an empty --store=
         typer.Option("--store", envvar="MEMSTORE_DIR", show_envvar=True, metavar="DIR", help=STORE_HELP),
     ] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help=QUIET_HELP)] = False,
@@ -207,7 +206,7 @@ def _plain_metavars(command) -> None:
 
 def _store_given(ctx, _param, value) -> None:
     if value is not None:
-        common.set_globals(ctx, store=Path(value))
+        common.set_globals(ctx, store=value)
 
 
 def _quiet_given(ctx, _param, value) -> None:

@@ -29,6 +29,7 @@ class Store:
 
     def __post_init__(self):
         self.layout = Layout(Path(self.root).expanduser())
+        self.layout.check_readable()  # a directory that is not a store is refused, not read as empty
         self.config = load_config(self.layout.read_config_text())
 
     def remember(self, text: str, *, now: str, **fields) -> str | None:
