@@ -99,23 +99,22 @@ def _remember_row(rows):
     return next(r for r in rows if r.get("op") == "remember")
 
 
-def _set(path: str, value):
-    """A mutation setting a (dotted) field of the row chosen by ``pick``."""
-    def change(row):
+def _at(path: str, change):
+    """A mutation of the (dotted) field ``path`` of a row: change(parent, name)."""
+    def apply(row):
         *parents, last = path.split(".")
         for p in parents:
             row = row[p]
-        row[last] = value
-    return change
+        change(row, last)
+    return apply
+
+
+def _set(path: str, value):
+    return _at(path, lambda row, name: row.__setitem__(name, value))
 
 
 def _drop(path: str):
-    def change(row):
-        *parents, last = path.split(".")
-        for p in parents:
-            row = row[p]
-        del row[last]
-    return change
+    return _at(path, lambda row, name: row.__delitem__(name))
 
 
 STATE_CASES = {

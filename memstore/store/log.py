@@ -87,7 +87,7 @@ def read_head(layout: Layout) -> Head:
             torn = (path, frag_at, frag_len)
         if not lines:
             continue
-        event, damaged = _event(lines[-1]), None
+        event, damaged = well_formed(lines[-1]), None
         if event is None:
             damaged = _damage(path, frag_at, "is not a well-formed event")
             event = _last_event(path)  # readers skip a damaged line: so does the head
@@ -96,7 +96,7 @@ def read_head(layout: Layout) -> Head:
         else:
             # the rule of in_order: the last line must follow the line before it, unless that
             # one is an edited jump (the line before it again is below the last line)
-            valid = [_event(line) for line in lines[:-1]]
+            valid = [well_formed(line) for line in lines[:-1]]
             before = valid[-1] if valid else _previous(files[:index])
             if before is None:
                 before = _last_event(path, skip=1)
@@ -116,7 +116,7 @@ def _previous(files: list[Path]) -> dict | None:
     for path in reversed(files):
         lines, _at, _len = _tail(path, 1)
         if lines:
-            return _event(lines[-1]) or _last_event(path)
+            return well_formed(lines[-1]) or _last_event(path)
     return None
 
 
@@ -126,7 +126,8 @@ def _damage(path: Path, end: int, what: str) -> str:
     return f"the last line of the log ({path.parent.name}/{path.name}:{line}) {what}"
 
 
-def _event(line: bytes) -> dict | None:
+def well_formed(line: bytes) -> dict | None:
+    """The event a log line holds, or None when readers would skip it (``schema``)."""
     try:
         event = loads(line)
     except JSONDecodeError:
@@ -139,7 +140,7 @@ def _last_event(path: Path, skip: int = 0) -> dict | None:
     (for a damaged tail: slow, rare)."""
     lines = path.read_bytes().split(b"\n")[:-1]
     for line in reversed(lines[:len(lines) - skip]):
-        event = _event(line)
+        event = well_formed(line)
         if event is not None:
             return event
     return None

@@ -11,10 +11,10 @@ from __future__ import annotations
 import mmap
 import re
 
-from ..codec import dumps, loads
-from ..schema import CREATING, event_problem
+from ..codec import dumps
+from ..schema import CREATING
 from .layout import Layout
-from .log import log_files
+from .log import log_files, well_formed
 
 _ID = re.compile(rb'"id":"(m[0-9a-f]{15})"')
 
@@ -32,22 +32,14 @@ def _line_at(buf, pos: int) -> bytes:
     return buf[start:end] if end >= 0 else b""  # no newline after it: a torn tail, not an event
 
 
-def _event(line: bytes) -> dict | None:
-    try:
-        event = loads(line)
-    except ValueError:
-        return None
-    return event if event_problem(event) is None else None
-
-
 def _creates(line: bytes, mid: str) -> bool:
-    event = _event(line)
+    event = well_formed(line)
     return (event is not None and event["op"] in CREATING and event["memory"]["id"] == mid)
 
 
 def _keyed(line: bytes, key: str) -> str | None:
     """The id a well-formed event binds ``key`` to, or None."""
-    event = _event(line)
+    event = well_formed(line)
     if event is None:
         return None
     memory = event.get("memory")
@@ -138,7 +130,7 @@ def known_all(layout: Layout) -> Known:
             continue
         for line in data.split(b"\n"):
             if b'"key":"' in line:
-                event = _event(line)
+                event = well_formed(line)
                 if event is None:
                     continue
                 key = event.get("key") if "key" in event else (event.get("memory") or {}).get("key")
