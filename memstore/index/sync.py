@@ -37,12 +37,13 @@ from ..events import touched_ids
 from ..fold import fold
 from ..model import memory_from_dict
 from ..state import State
-from ..store.anchor import anchor_for, anchor_holds
+from ..store.anchor import anchor_for, anchor_problem
 from ..store.fs import FILE_MODE, ensure_dir, exclusive_lock, os_error
 from ..store.layout import Layout
 from ..store.log import LogReader, read_head
 from . import lexical, records, vectors
 from .embcache import EmbeddingCache
+from .filecheck import file_list, files_changed
 from .manifest import read_manifest, write_manifest
 
 
@@ -168,18 +169,25 @@ def expected_manifest(name: str, embedder) -> dict:
 
 
 def _watermarks(layout: Layout, embedder, head: int, *, remove: bool = True) -> tuple[dict[str, int], str | None]:
-    """Each index's usable watermark (0: rebuild it) and, when one is not this log's, why."""
-    marks, foreign = {}, None
+    """Each index's usable watermark (0: rebuild it) and, when one is not this log's or its
+    files are not those its manifest lists, why (a phrase for a note or an error)."""
+    marks, why = {}, None
     for name, path in layout.index_paths().items():
         manifest = read_manifest(layout.manifest_path(name))
         expected = expected_manifest(name, embedder)
         mark = manifest.get("watermark") if isinstance(manifest, dict) else None
         if (not isinstance(manifest, dict) or any(manifest.get(k) != v for k, v in expected.items())
-                or type(mark) is not int or mark < 0 or mark > head):
-            mark = None  # missing, damaged, other format or embedder, ahead of the log
-        elif not anchor_holds(layout, manifest.get("anchor"), mark):
-            if "anchor" in manifest:  # (a manifest from before anchors is simply rebuilt)
-                foreign = f"the log line it records for seq {mark} is not this log's"
+                or type(mark) is not int or mark <= 0 or mark > head):
+            mark = None  # missing, damaged, other format or embedder, empty, ahead of the log
+        elif problem := anchor_problem(layout, manifest.get("anchor"), mark):
+            # (a manifest from before anchors, or before they recorded partitions, is simply
+            # rebuilt)
+            if isinstance(manifest.get("anchor"), dict) and "older memstore" not in problem:
+                why = why or f"index/ did not match this store's log (index/{_shown(name)}: {problem})"
+            mark = None
+        elif problem := files_changed(layout, name, manifest):
+            if "files" in manifest:  # (likewise a manifest from before file lists)
+                why = why or f"{problem} (damaged or replaced)"
             mark = None
         if mark is None:
             if remove:
@@ -187,7 +195,7 @@ def _watermarks(layout: Layout, embedder, head: int, *, remove: bool = True) -> 
                 layout.manifest_path(name).unlink(missing_ok=True)
             mark = 0
         marks[name] = mark
-    return marks, foreign
+    return marks, why
 
 
 def _counts_differ(layout: Layout, rec, lex, vec) -> bool:
@@ -290,7 +298,7 @@ def open_indexes(layout: Layout, config, cache_dir: Path | None, *, progress=Non
         with exclusive_lock(layout.index_dir / ".lock"):
             parts, _mark, _applied = _build(layout, embedder, cache, progress, notify, rebuild=True)
         if notify:
-            notify(f"memstore: index/{'vectors.usearch' if name == 'vectors' else name} was damaged; "
+            notify(f"memstore: index/{_shown(name)} was damaged; "
                    "rebuilt from the log")
         return parts
 
@@ -306,7 +314,7 @@ def _build(layout: Layout, embedder, cache, progress, notify, *, rebuild: bool):
     if rebuild:
         _clear(layout)
     head = read_head(layout).seq
-    marks, foreign = _watermarks(layout, embedder, head)
+    marks, why = _watermarks(layout, embedder, head)
     if len(set(marks.values())) > 1:  # out of step (a crash, a deleted index): rebuild all
         _clear(layout)
         marks = dict.fromkeys(marks, 0)
@@ -335,18 +343,24 @@ def _build(layout: Layout, embedder, cache, progress, notify, *, rebuild: bool):
             raise _failed(layout, again) from None
     if notify and damaged:
         notify("memstore: index/ was damaged; rebuilt from the log")
-    elif notify and foreign:
-        notify(f"memstore: index/ did not match this store's log ({foreign}); rebuilt from the log")
+    elif notify and why:
+        notify(f"memstore: {why}; index/ rebuilt from the log")
     if applied:
         mark = applied
-        anchor = anchor_for(layout, mark)
+        previous = {name: read_manifest(layout.manifest_path(name)) for name in paths}
+        anchor = anchor_for(layout, mark, [m.get("anchor") for m in previous.values() if m])
         for name in paths:
             write_manifest(layout.manifest_path(name), {
                 **expected_manifest(name, embedder), "builder": f"memstore {__version__}",
                 "watermark": mark, "anchor": anchor,
                 "count": {"records": rec.count, "lexical": lex.count, "vectors": vec.__len__}[name](),
+                "files": file_list(layout, name, previous[name]),
             })
     return (rec, lex, vec), mark, applied
+
+
+def _shown(name: str) -> str:
+    return "vectors.usearch" if name == "vectors" else name
 
 
 _SHADOWS: list[str] = []
@@ -373,7 +387,7 @@ def _open_read_only(layout: Layout, embedder, cache, head: int) -> Indexes:
     """Current indexes of a read-only store, read without the lock; else a StoreError."""
     if head == 0:
         return Indexes(_open(None, embedder, layout.index_path("vectors")), embedder, cache, 0, 0)
-    marks, foreign = _watermarks(layout, embedder, head, remove=False)
+    marks, why_not = _watermarks(layout, embedder, head, remove=False)
     behind = [m for m in marks.values() if m != head]
 
     def refuse(why: str) -> StoreError:
@@ -382,7 +396,7 @@ def _open_read_only(layout: Layout, embedder, cache, head: int) -> Indexes:
                           "the store is writable (or use a writable copy)")
 
     if behind:
-        why = foreign or f"they are behind the log (seq {min(behind)} of {head})"
+        why = why_not or f"they are behind the log (seq {min(behind)} of {head})"
         raise refuse(why)
     paths = layout.index_paths()
     try:

@@ -5,6 +5,12 @@ Another store's snapshot or index with the same seq, or a watermark set back, na
 whose bytes differ (or whose seq differs), so a reader can tell in O(1) that the cache
 disagrees with the log and fold or rebuild from the log instead. Complete log lines are
 never edited or moved, so an anchor stays valid for as long as the log exists.
+
+Partitions before the anchor's are never appended to again (appends go to the newest one),
+so the anchor also records each one's name, byte size and sha256 (``log``): a reader
+compares the names and sizes (one stat each), so a partition truncated, removed or
+replaced by another store's is seen without reading it; verify compares the hashes too.
+The anchor's own partition is checked by the anchored line itself (its offset and bytes).
 """
 
 from __future__ import annotations
@@ -51,9 +57,50 @@ def _lines_backward(path: Path) -> Iterator[tuple[int, bytes]]:
                 end += len(chunk)
 
 
-def anchor_for(layout: Layout, seq: int) -> dict | None:
+def anchor_for(layout: Layout, seq: int, known=()) -> dict | None:
     """The anchor of the log line holding ``seq`` (searched from the end: anchors are taken at
-    or near the head); None when no line has it."""
+    or near the head), with the partitions before its own; None when no line has it.
+    ``known``: earlier anchors of this store, whose partition hashes are reused where the
+    name and size are unchanged (an older partition is hashed once, not on every write)."""
+    found = _find(layout, seq)
+    if found is not None:
+        reuse = {(n, size): sha for a in known for n, size, sha in _recorded(a) or ()}
+        try:
+            found["log"] = [[p.name, size, reuse.get((p.name, size)) or _sha256(p)]
+                            for p, size in _before(layout, found["file"])]
+        except OSError:
+            return None  # no anchor: the derived file is not trusted by the next read
+    return found
+
+
+def _before(layout: Layout, name: str) -> list[tuple[Path, int]]:
+    """(path, size) of the partitions older than ``name``."""
+    return [(p, p.stat().st_size) for p in log_files(layout) if p.name < name]
+
+
+def _recorded(anchor) -> list[tuple[str, int, str]] | None:
+    """The partitions an anchor records, or None when it records none (an older memstore)."""
+    items = anchor.get("log") if isinstance(anchor, dict) else None
+    if not isinstance(items, list):
+        return None
+    out = []
+    for item in items:
+        if not (isinstance(item, list) and len(item) == 3 and isinstance(item[0], str)
+                and type(item[1]) is int and isinstance(item[2], str)):
+            return None
+        out.append(tuple(item))
+    return out
+
+
+def _sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        while chunk := fh.read(1 << 20):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def _find(layout: Layout, seq: int) -> dict | None:
     if seq <= 0:
         return None
     for path in reversed(log_files(layout)):
@@ -71,20 +118,48 @@ def anchor_for(layout: Layout, seq: int) -> dict | None:
 
 
 def anchor_holds(layout: Layout, anchor, seq: int) -> bool:
-    """Whether ``anchor`` names a line of this log with ``seq`` and the recorded bytes."""
-    return locate(layout, anchor, seq) is not None or (seq == 0 and anchor is None)
+    """Whether ``anchor`` names a line of this log with ``seq`` and the recorded bytes, after
+    partitions of the recorded names and sizes."""
+    return (seq == 0 and anchor is None) or anchor_problem(layout, anchor, seq) is None
 
 
 def locate(layout: Layout, anchor, seq: int) -> dict | None:
-    """The anchor as this log holds it: where recorded (O(1)), else the line with ``seq``
-    found again with the same bytes (a line inserted or removed before it moved it);
-    None when the log has no such line."""
-    if seq <= 0 or not isinstance(anchor, dict) or anchor.get("seq") != seq:
-        return None
-    if _at(layout, anchor, seq):
-        return anchor
-    found = anchor_for(layout, seq)
-    return found if found and found["sha256"] == anchor.get("sha256") else None
+    """The anchor when this log holds it (``anchor_problem`` finds none), else None."""
+    return anchor if seq > 0 and anchor_problem(layout, anchor, seq) is None else None
+
+
+def anchor_problem(layout: Layout, anchor, seq: int, *, hashes: bool = False) -> str | None:
+    """Why ``anchor`` is not this log's line at ``seq`` after the same earlier partitions
+    (None: it is). Cheap: one read of the line and one stat per partition; ``hashes`` (verify)
+    also compares each earlier partition's sha256. A line that moved is not found again:
+    bytes before it changed, and the log is the truth."""
+    if seq <= 0 or not isinstance(anchor, dict) or anchor.get("seq") != seq or not _at(layout, anchor, seq):
+        return f"the log line it records for seq {seq} is not this log's"
+    recorded = _recorded(anchor)
+    if recorded is None:
+        return "it records no log partition sizes (written by an older memstore)"
+    try:
+        have = _before(layout, anchor["file"])
+    except OSError as exc:
+        return f"a log partition cannot be read ({exc.strerror})"
+    names = [p.name for p, _size in have]
+    if names != [n for n, _size, _sha in recorded]:
+        gone = sorted(set(n for n, _s, _h in recorded) - set(names))
+        new = sorted(set(names) - set(n for n, _s, _h in recorded))
+        if gone:
+            return f"log/{gone[0]} is missing"
+        return f"log/{new[0]} was added before seq {seq}" if new else "the log partitions differ"
+    for (path, size), (name, want, sha) in zip(have, recorded, strict=True):
+        if size != want:
+            return f"log/{name} holds {size} bytes, {want} when this was written (truncated or replaced)"
+        if hashes:
+            try:
+                same = _sha256(path) == sha
+            except OSError as exc:
+                return f"log/{name} cannot be read ({exc.strerror})"
+            if not same:
+                return f"log/{name} is not the partition it was written from (its sha256 differs)"
+    return None
 
 
 def _at(layout: Layout, anchor: dict, seq: int) -> bool:

@@ -71,7 +71,7 @@ def _load(layout: Layout, reader: LogReader, use_snapshots: bool) -> State:
                 base = State()
                 continue
             anchor = snapshot_anchor(layout, meta)
-            if anchor is None:  # another store's, or the log was replaced
+            if anchor is None:  # another store's, or a partition before it changed
                 base = State()
                 continue
             # the tail starts right after the anchored line

@@ -3,8 +3,9 @@
 ``snapshots/state-<seq>.parquet`` holds one row per memory; its key-value metadata
 records the format, the seq, where in the log the tail starts, the row count, a
 checksum of the canonical rows, a checksum of the rows as stored (checked on every
-open: ~7% of the read) and the anchor of the log line at its seq (store/anchor.py:
-another store's snapshot is not ours). Deleting snapshots changes no answer.
+open: ~7% of the read) and the anchor of the log line at its seq with the sizes of the
+partitions before it (store/anchor.py: another store's snapshot, or one of a log since
+truncated or replaced, is not used). Deleting snapshots changes no answer.
 pyarrow is imported here only (it costs ~100 ms of start-up).
 """
 
@@ -93,10 +94,12 @@ def parquet_bytes(state: State, position: tuple[str, int] | None = None, anchor:
 
 def write_snapshot(layout: Layout, state: State, position: tuple[str, int] | None) -> Path:
     ensure_dir(layout.snapshots_dir)
+    from ..index.manifest import read_manifest
     from .anchor import anchor_for
 
     path = layout.snapshots_dir / f"state-{state.seq:012d}.parquet"
-    write_atomic(path, parquet_bytes(state, position, anchor_for(layout, state.seq)))
+    known = [read_manifest(layout.manifest_path("records"))]  # its partition hashes are reused
+    write_atomic(path, parquet_bytes(state, position, anchor_for(layout, state.seq, known)))
     ours = [p for _seq, p in snapshot_files(layout) if p.is_file()]  # never a directory or FIFO
     for old in ours[:-KEEP]:
         old.unlink(missing_ok=True)
@@ -151,7 +154,9 @@ def read_snapshot(path: Path) -> tuple[State, dict]:
 
 def snapshot_anchor(layout: Layout, meta: dict) -> dict | None:
     """Where this log holds the line of the snapshot's seq, if it is the line the snapshot
-    recorded (O(1) unless the line moved); None: the snapshot is not of this log."""
+    recorded, after partitions of the sizes it recorded (one read, one stat per partition);
+    None: the snapshot is not of this log as it is now (another store's, or a partition
+    before the tail was truncated or replaced)."""
     from .anchor import locate
 
     return locate(layout, meta.get("anchor"), meta.get("seq"))

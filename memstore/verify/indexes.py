@@ -2,7 +2,9 @@
 
 Beyond counts, the indexes are cross-checked against the log folded at their watermark:
 the manifest's anchor must be this log's line at that seq (not another store's index,
-not a watermark set back); every Tantivy file's CRC footer must match its bytes; the
+not a watermark set back) after partitions of the recorded sizes and sha256; every file
+the manifest lists must have the recorded size and sha256 (a segment file set back or
+swapped passes its CRC footer); every Tantivy file's CRC footer must match its bytes; the
 records must digest to the folded state; the lexical index and the vectors must hold
 exactly the records' seqs; a deterministic sample of records must find their own
 document by their text and kind; every stored vector must be finite and unit length
@@ -18,7 +20,8 @@ import zlib
 from pathlib import Path
 
 from ..codec import JSONDecodeError, loads
-from ..store.anchor import anchor_holds
+from ..index.filecheck import files_changed
+from ..store.anchor import anchor_problem
 from ..store.layout import INDEXES, Layout
 from .logcheck import Fold
 from .report import Finding, Report
@@ -211,12 +214,13 @@ def check_indexes(layout: Layout, manifests, expected, counts, fold: Fold, repor
         differ = True
         report.findings.append(Finding(paths["records"], 0, f"records index differs from the log folded "
                                        f"to seq {mark}; --repair rebuilds it", "index", "rebuild"))
-    if not differ and not counts.get("_problems"):  # anything else found already says "rebuild"
+    if not differ and not counts.get("_problems") and mark:  # anything found already says "rebuild"
         for name in INDEXES:
-            if mark and _anchor_problem(layout, manifests[name], mark):
-                report.findings.append(Finding(layout.manifest_path(name), 0, _anchor_problem(
-                    layout, manifests[name], mark) + "; --repair rebuilds the indexes from the log",
-                    "index", "rebuild"))
+            problem = (_anchor_problem(layout, manifests[name], mark)
+                       or files_changed(layout, name, manifests[name], hashes=True))
+            if problem:
+                report.findings.append(Finding(layout.manifest_path(name), 0, f"{problem}; --repair "
+                                               "rebuilds the indexes from the log", "index", "rebuild"))
     if mark < head:
         report.notes.append(Finding(layout.index_dir, 0, f"indexes are {head - mark} event(s) behind the log "
                                     f"(seq {mark} of {head}); the next read catches them up", "index"))
@@ -226,7 +230,5 @@ def check_indexes(layout: Layout, manifests, expected, counts, fold: Fold, repor
 def _anchor_problem(layout: Layout, manifest: dict, mark: int) -> str | None:
     if "anchor" not in manifest:
         return "manifest records no log anchor (built by an older memstore)"
-    if not anchor_holds(layout, manifest["anchor"], mark):
-        return (f"manifest's log line for seq {mark} is not this log's (an index of another store, "
-                "or a watermark set back)")
-    return None
+    problem = anchor_problem(layout, manifest["anchor"], mark, hashes=True)
+    return f"manifest's anchor does not hold: {problem}" if problem else None

@@ -1,7 +1,8 @@
 """verify's snapshot check: readable, consistent with their metadata and with the log.
 
 A snapshot must be a regular file of this memstore's format whose stored rows match their
-checksum, whose anchor is this log's line at its seq (not another store's snapshot), and
+checksum, whose anchor is this log's line at its seq (not another store's snapshot) after
+partitions of the sizes and sha256 it recorded (not a log since truncated or replaced), and
 whose rows equal the log folded to that seq."""
 
 from __future__ import annotations
@@ -12,9 +13,10 @@ from pathlib import Path
 
 from ..codec import JSONDecodeError, loads
 from ..state import state_rows
+from ..store.anchor import anchor_problem
 from ..store.fs import temp_writer
 from ..store.layout import LOG_NAME, SNAPSHOT_NAME, Layout
-from ..store.snapshot import read_snapshot, rows_checksum, snapshot_anchor, snapshot_files
+from ..store.snapshot import read_snapshot, rows_checksum, snapshot_files
 from .logcheck import Fold
 from .report import Finding, Report
 
@@ -86,9 +88,11 @@ def _snapshot_problem(layout: Layout, snap: _Snap, fold: Fold, head: int) -> str
         if checksum != snap.checksum or keys != snap.keys:
             return f"rows differ from the log folded to seq {snap.seq}"
     problem = _position_problem(layout, meta.get("position"), snap.seq)
-    if problem is None and snap.seq and meta.get("anchor") is not None and snapshot_anchor(layout, meta) is None:
+    if problem is None and snap.seq and meta.get("anchor") is not None:
         # (without an anchor readers never use it; its rows were checked against the log above)
-        return f"was not taken from this log (its line at seq {snap.seq} is not this log's)"
+        problem = anchor_problem(layout, meta["anchor"], snap.seq, hashes=True)
+        if problem:
+            return f"does not match this log as it is now ({problem}): readers do not use it"
     return problem
 
 
