@@ -68,6 +68,7 @@ def stores(tmp_path_factory):
     try:
         base, ids = build(root / "base", "we chose postgres for the")
         other, _ = build(root / "other", "another store talks about cats and the")
+        build(root / "early", "we chose postgres for the", n=12)  # the base store earlier in its life
         yield {"base": base, "other": other, "ids": ids, "golden": answers(base, ids), "root": root}
     finally:
         if saved is None:
@@ -137,6 +138,19 @@ def snapshot_fifo(store: Path, other: Path) -> None:
     os.mkfifo(path, 0o600)
 
 
+def copy_over(pattern: str, source: str):
+    """Write a file of the same kind from another index over ours, keeping our name: each
+    Tantivy file is internally valid (its CRC footer passes), so only the manifest's file
+    list can tell (issue 12: setback/swap of single segment files)."""
+    def damage(store: Path, other: Path) -> None:
+        src = other if source == "other" else other.parent / "early"
+        ours = one(store, pattern)
+        theirs = max(src.glob(pattern), key=lambda p: p.stat().st_size)
+        assert theirs.read_bytes() != ours.read_bytes()
+        ours.write_bytes(theirs.read_bytes())
+    return damage
+
+
 DAMAGES = {
     "lexical .store xor": lambda s, o: xor16(one(s, "index/lexical/*.store")),
     "lexical .store xor near its end": lambda s, o: xor16(one(s, "index/lexical/*.store"), 0.9),
@@ -152,6 +166,13 @@ DAMAGES = {
     "another store's index/": swap_index,
     "watermarks set back": set_back,
     "watermarks and counts set back, no anchor": set_back_without_anchor,
+    "records .term of another store": copy_over("index/records/*.term", "other"),
+    "records .fast set back": copy_over("index/records/*.fast", "early"),
+    "records .store set back": copy_over("index/records/*.store", "early"),
+    "records .idx of another store": copy_over("index/records/*.idx", "other"),
+    "lexical .term of another store": copy_over("index/lexical/*.term", "other"),
+    "lexical .fast set back": copy_over("index/lexical/*.fast", "early"),
+    "vector rows of another store (the same size)": copy_over("index/vectors.usearch.rows", "other"),
 }
 
 
@@ -240,6 +261,92 @@ def test_a_catch_up_after_a_set_back_watermark_adds_no_duplicates(stores, tmp_pa
     ix = open_indexes(layout, load_config(layout.read_config_text()), None)
     n = len(stores["ids"])
     assert (ix.records.count(), ix.lexical.count(), len(ix.vectors)) == (n, n, n)
+
+
+# --- a log partition before the snapshot's anchor truncated, replaced or removed -----------------
+
+def build_months(path: Path, words: str) -> tuple[Path, list[str]]:
+    """May and June partitions; a snapshot (and the indexes) anchored in June, a tail after it."""
+    store = make_store(path)
+
+    def remember_at(text: str, now: str) -> str:
+        rc, out, err = cli("--store", str(store), "remember", text, "--now", now)
+        assert rc == 0, err
+        return out.strip()
+
+    ids = [remember_at(f"{words} may note {i}", f"2026-05-{i + 1:02d}T09:00:00Z") for i in range(8)]
+    ids += [remember_at(f"{words} june note {i}", f"2026-06-0{i + 1}T09:00:00Z") for i in range(6)]
+    assert run(store, "snapshot")[0] == 0
+    ids += [remember_at(f"{words} june late note {i}", f"2026-06-07T1{i}:00:00Z") for i in range(2)]
+    assert run(store, "index")[0] == 0
+    return store, ids
+
+
+@pytest.fixture(scope="module")
+def months(stores, tmp_path_factory):  # (stores: its embedding cache is set for the module)
+    root = tmp_path_factory.mktemp("months")
+    base, ids = build_months(root / "base", "we chose postgres for the")
+    other, _ = build_months(root / "other", "another store talks about cats and the")
+    show = [ids[0], ids[5], ids[9], ids[-1]]  # early and late May, June, the tail
+    return {"base": base, "other": other, "ids": show, "golden": answers(base, show)}
+
+
+def from_log(store: Path, where: Path) -> Path:
+    """A store rebuilt from ``store``'s log and config alone: what every read must answer."""
+    where.mkdir(mode=0o700)
+    shutil.copytree(store / "log", where / "log")
+    shutil.copy2(store / "memstore.toml", where / "memstore.toml")
+    return where
+
+
+MONTH_DAMAGES = {
+    "truncated to half": lambda p, o: p.write_bytes(p.read_bytes()[: p.stat().st_size // 2]),
+    "another store's": lambda p, o: p.write_bytes(o.read_bytes()),
+    "removed": lambda p, o: p.unlink(),
+}
+
+
+@pytest.mark.parametrize("damage", list(MONTH_DAMAGES))
+def test_a_partition_before_the_snapshot_anchor_is_not_answered_from_the_snapshot(months, damage, tmp_path):
+    """Issue 12: with log/2026-05.jsonl truncated or swapped, `show` answered from the June
+    snapshot the events that the log no longer holds. The log is the truth: every read
+    answers as a store rebuilt from the damaged log; verify names the snapshot; --repair
+    restores exact answers."""
+    store = tmp_path / "s"
+    shutil.copytree(months["base"], store)
+    (snap,) = store.glob("snapshots/state-*.parquet")
+    MONTH_DAMAGES[damage](store / "log" / "2026-05.jsonl", months["other"] / "log" / "2026-05.jsonl")
+    fresh = from_log(store, tmp_path / "fresh")
+    want = answers(fresh, months["ids"])
+    assert want != months["golden"]  # the snapshot and the indexes would answer otherwise
+    log_before = digest(store / "log")
+    assert answers(store, months["ids"]) == want
+    assert digest(store / "log") == log_before
+    rc, out, err = run(store, "verify")
+    assert rc == 1 and "Traceback" not in err
+    assert f"snapshots/{snap.name}" in out and "log/2026-05.jsonl" in out, out
+    assert run(store, "verify", "--repair")[0] in (0, 1)
+    run(fresh, "verify", "--repair")
+    assert answers(store, months["ids"]) == answers(fresh, months["ids"])
+
+
+def test_a_partition_edited_in_place_is_found_by_verify(months, tmp_path):
+    """The same size and mtime: a read cannot see it for one stat (the snapshot still answers,
+    as the undamaged store did); verify compares the partition's sha256 and --repair deletes
+    the snapshot and rebuilds the indexes, so the answers become the log's."""
+    store = tmp_path / "s"
+    shutil.copytree(months["base"], store)
+    part = store / "log" / "2026-05.jsonl"
+    st = part.stat()
+    part.write_bytes(part.read_bytes().replace(b"may note 3", b"MAY note 3"))
+    os.utime(part, ns=(st.st_atime_ns, st.st_mtime_ns))
+    rc, out, err = run(store, "verify")
+    assert rc == 1 and "log/2026-05.jsonl is not the partition it was written from (its sha256 differs)" \
+        in out, out
+    assert run(store, "verify", "--repair")[0] in (0, 1)
+    fresh = from_log(store, tmp_path / "fresh")
+    run(fresh, "verify", "--repair")
+    assert answers(store, months["ids"]) == answers(fresh, months["ids"])
 
 
 # --- read-only stores and empty stores ------------------------------------------------------------

@@ -128,18 +128,26 @@ def locate(layout: Layout, anchor, seq: int) -> dict | None:
     return anchor if seq > 0 and anchor_problem(layout, anchor, seq) is None else None
 
 
-def anchor_problem(layout: Layout, anchor, seq: int, *, hashes: bool = False) -> str | None:
+def anchor_problem(layout: Layout, anchor, seq: int, *, hashes: bool = False,
+                   moved: bool = False) -> str | None:
     """Why ``anchor`` is not this log's line at ``seq`` after the same earlier partitions
     (None: it is). Cheap: one read of the line and one stat per partition; ``hashes`` (verify)
-    also compares each earlier partition's sha256. A line that moved is not found again:
-    bytes before it changed, and the log is the truth."""
-    if seq <= 0 or not isinstance(anchor, dict) or anchor.get("seq") != seq or not _at(layout, anchor, seq):
+    also compares each earlier partition's sha256. A reader does not look for a line that
+    moved (bytes before it changed, and the log is the truth: it folds or rebuilds); verify
+    may (``moved``), since it checks the contents against the folded log anyway."""
+    if seq <= 0 or not isinstance(anchor, dict) or anchor.get("seq") != seq:
         return f"the log line it records for seq {seq} is not this log's"
+    where = anchor
+    if not _at(layout, anchor, seq):
+        found = _find(layout, seq) if moved else None
+        if found is None or found["sha256"] != anchor.get("sha256"):
+            return f"the log line it records for seq {seq} is not this log's"
+        where = found
     recorded = _recorded(anchor)
     if recorded is None:
         return "it records no log partition sizes (written by an older memstore)"
     try:
-        have = _before(layout, anchor["file"])
+        have = _before(layout, where["file"])
     except OSError as exc:
         return f"a log partition cannot be read ({exc.strerror})"
     names = [p.name for p, _size in have]

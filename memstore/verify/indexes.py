@@ -230,5 +230,7 @@ def check_indexes(layout: Layout, manifests, expected, counts, fold: Fold, repor
 def _anchor_problem(layout: Layout, manifest: dict, mark: int) -> str | None:
     if "anchor" not in manifest:
         return "manifest records no log anchor (built by an older memstore)"
-    problem = anchor_problem(layout, manifest["anchor"], mark, hashes=True)
+    # (a line that moved is found again: a damaged line inserted before it changes nothing the
+    # indexes hold, and what they hold was compared with the folded log above; a read rebuilds)
+    problem = anchor_problem(layout, manifest["anchor"], mark, hashes=True, moved=True)
     return f"manifest's anchor does not hold: {problem}" if problem else None

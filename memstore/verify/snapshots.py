@@ -82,18 +82,17 @@ def _snapshot_problem(layout: Layout, snap: _Snap, fold: Fold, head: int) -> str
         return f"metadata says {meta.get('rows')!r} rows but it holds {snap.rows}"
     if meta.get("checksum") != snap.checksum:
         return "rows do not match the checksum in its metadata"
+    if snap.seq and meta.get("anchor") is not None:
+        # (without an anchor readers never use it; its rows are checked against the log below)
+        problem = anchor_problem(layout, meta["anchor"], snap.seq, hashes=True)
+        if problem:
+            return f"does not match this log as it is now ({problem}): readers do not use it"
     captured = fold.captured.get(snap.seq)
     if captured is not None:
         checksum, keys, _n = captured
         if checksum != snap.checksum or keys != snap.keys:
             return f"rows differ from the log folded to seq {snap.seq}"
-    problem = _position_problem(layout, meta.get("position"), snap.seq)
-    if problem is None and snap.seq and meta.get("anchor") is not None:
-        # (without an anchor readers never use it; its rows were checked against the log above)
-        problem = anchor_problem(layout, meta["anchor"], snap.seq, hashes=True)
-        if problem:
-            return f"does not match this log as it is now ({problem}): readers do not use it"
-    return problem
+    return _position_problem(layout, meta.get("position"), snap.seq)
 
 
 def _position_problem(layout: Layout, position, seq: int) -> str | None:
