@@ -31,6 +31,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from memstore_cli.app import subcommand
 from reliability_support import cli, make_store
 
 TARGETS = ("import", "log", "config", "argv")
@@ -495,7 +496,7 @@ def classify(o: Outcome, step: Step, log_before: str, log_after: str) -> tuple[s
         return "CRASH", f"traceback on stderr: {last}"
     if o.rc == 0:
         return "OK", None
-    if not o.err.count("Error:") and (o.rc, step.argv[0]) in ((1, "verify"), (3, "judge")):
+    if not o.err.count("Error:") and (o.rc, subcommand(step.argv)) in ((1, "verify"), (3, "judge")):
         return "OK", None  # documented answers: verify's findings, judge's "no policy applies"
     errors = [line for line in o.err.splitlines() if line.startswith("Error:")]
     if len(errors) != 1:
