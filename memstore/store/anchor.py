@@ -7,9 +7,10 @@ disagrees with the log and fold or rebuild from the log instead. Complete log li
 never edited or moved, so an anchor stays valid for as long as the log exists.
 
 Partitions before the anchor's are never appended to again (appends go to the newest one),
-so the anchor also records each one's name, byte size and sha256 (``log``): a reader
-compares the names and sizes (one stat each), so a partition truncated, removed or
-replaced by another store's is seen without reading it; verify compares the hashes too.
+so the anchor also records each one's name, byte size, mtime and sha256 (``log``): a reader
+compares the names, sizes and mtimes (one stat each), so a partition truncated, removed,
+written over or replaced by another store's is seen without reading it (a copy of the store
+that keeps mtimes, as ``cp -a`` does, stays valid); verify compares the hashes too.
 The anchor's own partition is checked by the anchored line itself (its offset and bytes).
 """
 
@@ -64,29 +65,30 @@ def anchor_for(layout: Layout, seq: int, known=()) -> dict | None:
     name and size are unchanged (an older partition is hashed once, not on every write)."""
     found = _find(layout, seq)
     if found is not None:
-        reuse = {(n, size): sha for a in known for n, size, sha in _recorded(a) or ()}
+        reuse = {(n, size, mtime): sha for a in known for n, size, mtime, sha in _recorded(a) or ()}
         try:
-            found["log"] = [[p.name, size, reuse.get((p.name, size)) or _sha256(p)]
-                            for p, size in _before(layout, found["file"])]
+            found["log"] = [[p.name, st.st_size, st.st_mtime_ns,
+                             reuse.get((p.name, st.st_size, st.st_mtime_ns)) or _sha256(p)]
+                            for p, st in _before(layout, found["file"])]
         except OSError:
             return None  # no anchor: the derived file is not trusted by the next read
     return found
 
 
-def _before(layout: Layout, name: str) -> list[tuple[Path, int]]:
-    """(path, size) of the partitions older than ``name``."""
-    return [(p, p.stat().st_size) for p in log_files(layout) if p.name < name]
+def _before(layout: Layout, name: str) -> list[tuple[Path, os.stat_result]]:
+    """(path, stat) of the partitions older than ``name``."""
+    return [(p, p.stat()) for p in log_files(layout) if p.name < name]
 
 
-def _recorded(anchor) -> list[tuple[str, int, str]] | None:
+def _recorded(anchor) -> list[tuple[str, int, int, str]] | None:
     """The partitions an anchor records, or None when it records none (an older memstore)."""
     items = anchor.get("log") if isinstance(anchor, dict) else None
     if not isinstance(items, list):
         return None
     out = []
     for item in items:
-        if not (isinstance(item, list) and len(item) == 3 and isinstance(item[0], str)
-                and type(item[1]) is int and isinstance(item[2], str)):
+        if not (isinstance(item, list) and len(item) == 4 and isinstance(item[0], str)
+                and type(item[1]) is int and type(item[2]) is int and isinstance(item[3], str)):
             return None
         out.append(tuple(item))
     return out
@@ -150,16 +152,18 @@ def anchor_problem(layout: Layout, anchor, seq: int, *, hashes: bool = False,
         have = _before(layout, where["file"])
     except OSError as exc:
         return f"a log partition cannot be read ({exc.strerror})"
-    names = [p.name for p, _size in have]
-    if names != [n for n, _size, _sha in recorded]:
-        gone = sorted(set(n for n, _s, _h in recorded) - set(names))
-        new = sorted(set(names) - set(n for n, _s, _h in recorded))
+    names = [p.name for p, _st in have]
+    if names != [item[0] for item in recorded]:
+        gone = sorted(set(item[0] for item in recorded) - set(names))
+        new = sorted(set(names) - set(item[0] for item in recorded))
         if gone:
             return f"log/{gone[0]} is missing"
         return f"log/{new[0]} was added before seq {seq}" if new else "the log partitions differ"
-    for (path, size), (name, want, sha) in zip(have, recorded, strict=True):
-        if size != want:
-            return f"log/{name} holds {size} bytes, {want} when this was written (truncated or replaced)"
+    for (path, st), (name, want, mtime, sha) in zip(have, recorded, strict=True):
+        if st.st_size != want:
+            return f"log/{name} holds {st.st_size} bytes, {want} when this was written (truncated or replaced)"
+        if st.st_mtime_ns != mtime:
+            return f"log/{name} was written over since this was written (its mtime changed)"
         if hashes:
             try:
                 same = _sha256(path) == sha

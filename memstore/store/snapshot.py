@@ -154,7 +154,7 @@ def read_snapshot(path: Path) -> tuple[State, dict]:
 
 def snapshot_anchor(layout: Layout, meta: dict) -> dict | None:
     """Where this log holds the line of the snapshot's seq, if it is the line the snapshot
-    recorded, after partitions of the sizes it recorded (one read, one stat per partition);
+    recorded, after partitions of the sizes and mtimes it recorded (one read, one stat each);
     None: the snapshot is not of this log as it is now (another store's, or a partition
     before the tail was truncated or replaced)."""
     from .anchor import locate
