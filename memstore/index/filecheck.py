@@ -1,5 +1,6 @@
 """Each index manifest lists the files of its index as they were written: name, byte size,
-mtime (ns) and sha256.
+mtime (ns) and sha256 (for the append-only vector rows and keys, a hash chain over their
+blocks, which a catch-up extends instead of reading the whole file again).
 
 A Tantivy segment file or a vector file set back to an older copy or swapped with another
 store's is internally valid (its CRC footer passes) yet answers wrongly; the list catches
@@ -40,6 +41,31 @@ def sha256_of(path: Path) -> str:
     return h.hexdigest()
 
 
+_BLOCK = 1 << 20
+_CHAINED = re.compile(r"^b(\d+):([0-9a-f]{64}|):[0-9a-f]{64}$")
+
+
+def chained_of(path: Path, previous: str | None = None) -> str:
+    """The digest of an append-only file (the vector rows and keys): a hash chain over its
+    1 MiB blocks plus the hash of the partial block after them, "b<blocks>:<chain>:<tail>".
+    ``previous``, the digest of the same file before an append, lets a catch-up hash only
+    the blocks it appended to (reads already checked the file was as recorded)."""
+    blocks, chain = 0, ""
+    m = _CHAINED.match(previous or "")
+    if m:
+        blocks, chain = int(m.group(1)), m.group(2)
+    with open(path, "rb") as fh:
+        fh.seek(blocks * _BLOCK)
+        while len(block := fh.read(_BLOCK)) == _BLOCK:
+            chain = hashlib.sha256((chain + hashlib.sha256(block).hexdigest()).encode()).hexdigest()
+            blocks += 1
+    return f"b{blocks}:{chain}:{hashlib.sha256(block).hexdigest()}"
+
+
+def _digest(path: Path, previous: str | None = None) -> str:
+    return chained_of(path, previous) if path.suffix in (".rows", ".keys") else sha256_of(path)
+
+
 def file_list(layout: Layout, name: str, previous) -> dict[str, list]:
     """{file name: [size, mtime_ns, sha256]} for a manifest; segment files unchanged since the
     previous manifest keep their hash (a catch-up hashes only what it wrote)."""
@@ -49,11 +75,11 @@ def file_list(layout: Layout, name: str, previous) -> dict[str, list]:
     for p in index_files(layout, name):
         st = p.stat()
         was = old.get(p.name)
-        if (_SEGMENT.match(p.name) and isinstance(was, list) and len(was) == 3
-                and was[:2] == [st.st_size, st.st_mtime_ns] and isinstance(was[2], str)):
+        known = isinstance(was, list) and len(was) == 3 and isinstance(was[2], str)
+        if _SEGMENT.match(p.name) and known and was[:2] == [st.st_size, st.st_mtime_ns]:
             sha = was[2]
-        else:
-            sha = sha256_of(p)
+        else:  # an append-only file extends its previous digest: a catch-up hashes what it added
+            sha = _digest(p, was[2] if known and type(was[0]) is int and was[0] <= st.st_size else None)
         out[p.name] = [st.st_size, st.st_mtime_ns, sha]
     return out
 
@@ -94,7 +120,7 @@ def files_changed(layout: Layout, name: str, manifest, *, hashes: bool = False) 
             return f"{shown}/{n} was written over since the index was built"
         if hashes:
             try:
-                same = sha256_of(base / n) == sha
+                same = _digest(base / n) == sha
             except OSError as exc:
                 return f"{shown}/{n} cannot be read ({exc.strerror})"
             if not same:
