@@ -323,3 +323,19 @@ def test_the_library_refuses_a_project_directory_for_reads_too(tmp_path):
     with pytest.raises(StoreError, match="is not a memstore store"):
         Store(project)
     assert sorted(p.name for p in project.iterdir()) == ["main.py"]
+
+
+def test_verify_repair_touches_only_memstores_own_paths(tmp_path):
+    """A store that (also) holds a user's file: verify neither reports nor chmods it."""
+    from reliability_support import cli, make_store
+
+    store = make_store(tmp_path / "store")
+    assert cli("--store", str(store), "remember", "a memory", "--now", "2026-06-07T09:00:00Z")[0] == 0
+    script = store / "notes.sh"
+    script.write_text("#!/bin/sh\n")
+    script.chmod(0o755)
+    (store / "log" / "2026-06.jsonl").chmod(0o644)
+    rc, out, _err = cli("--store", str(store), "verify", "--repair", "--now", "2026-06-08T00:00:00Z")
+    assert rc == 0 and "2026-06.jsonl:0: file mode 0644" in out and "notes.sh" not in out
+    assert oct(script.stat().st_mode & 0o777) == "0o755"
+    assert oct((store / "log" / "2026-06.jsonl").stat().st_mode & 0o777) == "0o600"

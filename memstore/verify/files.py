@@ -8,7 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from ..store.fs import DIR_MODE, FILE_MODE, temp_writer
-from ..store.layout import Layout
+from ..store.layout import OWN_NAMES, Layout
 from .report import Finding, Report
 
 
@@ -24,15 +24,10 @@ def pid_alive(pid: int) -> bool:
 
 # --- files: modes, owner, leftovers -------------------------------------------------------
 
-# What memstore itself creates at a store's top level: the only paths verify (and so
-# --repair's chmod) looks at. Anything else there is the user's and is left alone.
-OWN = ("memstore.toml", ".lock", "log", "snapshots", "index", "brief")
-
-
 def check_files(layout: Layout, alive: Callable[[int], bool] = pid_alive) -> list[Finding]:
     uid = os.geteuid()
     found = list(_check_mode(layout.root, uid))
-    for name in OWN:
+    for name in OWN_NAMES:  # only memstore's own paths: anything else there is left alone
         top = layout.root / name
         if top.is_symlink() or not top.exists():
             continue
