@@ -571,3 +571,15 @@ def api_races(work: Path, *, runs: int, writers: int = 4, seed: int = 20260607) 
             first.wrong_count += 1
             first.failures.append(f"first_writes run {run}: {len(Store(root).state().memories)} records")
     return {"same_key": same, "first_writes": first}
+
+
+def mount(*args: str) -> bool:
+    """``mount ARGS`` where the machine allows it (tests run as root here); False otherwise."""
+    try:
+        return subprocess.run(["mount", *args], capture_output=True, timeout=20).returncode == 0
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+
+
+def umount(path: Path) -> None:
+    subprocess.run(["umount", "-l", str(path)], capture_output=True, timeout=20)

@@ -19,7 +19,15 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from reliability_support import MEMSTORE_SCRIPT, cli, digest, make_store, subprocess_env
+from reliability_support import (
+    MEMSTORE_SCRIPT,
+    cli,
+    digest,
+    make_store,
+    mount,
+    subprocess_env,
+    umount,
+)
 
 T = "2026-06-07T09:00:00Z"
 HEAD = "2026-06-09T03:00:00Z"  # the prepared store's latest record time
@@ -289,15 +297,6 @@ def test_the_corpus_is_large_and_names_are_unique():
 
 # --- the real thing, where the machine allows mounts ----------------------------------------
 
-def _mount(*args: str) -> bool:
-    try:
-        return subprocess.run(["mount", *args], capture_output=True, timeout=20).returncode == 0
-    except (OSError, subprocess.TimeoutExpired):
-        return False
-
-
-def _umount(path: Path) -> None:
-    subprocess.run(["umount", "-l", str(path)], capture_output=True, timeout=20)
 
 
 def _run(store: Path, *argv: str, stdin: bytes = b"") -> subprocess.CompletedProcess:
@@ -317,8 +316,8 @@ def test_a_real_read_only_store(base, tmp_path):
     ro = tmp_path / "ro"
     shutil.copytree(base["store"], tmp_path / "src")
     ro.mkdir()
-    if not (_mount("--bind", str(tmp_path / "src"), str(ro)) and _mount("-o", "remount,ro,bind", str(ro))):
-        _umount(ro)
+    if not (mount("--bind", str(tmp_path / "src"), str(ro)) and mount("-o", "remount,ro,bind", str(ro))):
+        umount(ro)
         pytest.skip("cannot make a read-only bind mount here (no mount privilege)")
     try:
         before = digest(ro)
@@ -328,7 +327,7 @@ def test_a_real_read_only_store(base, tmp_path):
             assert "read-only" in err, err
         assert digest(ro) == before
     finally:
-        _umount(ro)
+        umount(ro)
 
 
 def test_a_read_only_store_for_an_ordinary_user(base, tmp_path):
@@ -351,7 +350,7 @@ def test_a_read_only_store_for_an_ordinary_user(base, tmp_path):
 def test_a_really_full_disk(base, tmp_path):
     mnt = tmp_path / "tiny"
     mnt.mkdir()
-    if not _mount("-t", "tmpfs", "-o", "size=4m", "tmpfs", str(mnt)):
+    if not mount("-t", "tmpfs", "-o", "size=4m", "tmpfs", str(mnt)):
         pytest.skip("cannot mount a tmpfs here (no mount privilege)")
     try:
         store = mnt / "store"
@@ -379,7 +378,7 @@ def test_a_really_full_disk(base, tmp_path):
         assert _run(store, "remember", "--jsonl", str(bulk), "--now", LATER).returncode == 0
         assert _run(store, "verify", "--repair", "--now", LATER).returncode == 0
     finally:
-        _umount(mnt)
+        umount(mnt)
 
 
 def test_invalid_utf8_in_a_real_argv(base, tmp_path):

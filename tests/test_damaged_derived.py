@@ -12,11 +12,10 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
-from reliability_support import cli, digest, make_store
+from reliability_support import cli, digest, make_store, mount, umount
 
 NOW = "2026-06-08T09:00:00Z"
 TOPICS = ["database", "deploy", "billing", "coffee", "release", "incident"]
@@ -351,15 +350,6 @@ def test_a_partition_edited_in_place_is_found_by_verify(months, tmp_path):
 
 # --- read-only stores and empty stores ------------------------------------------------------------
 
-def _mount(*args: str) -> bool:
-    try:
-        return subprocess.run(["mount", *args], capture_output=True, timeout=20).returncode == 0
-    except (OSError, subprocess.TimeoutExpired):
-        return False
-
-
-def _umount(path: Path) -> None:
-    subprocess.run(["umount", "-l", str(path)], capture_output=True, timeout=20)
 
 
 @pytest.fixture
@@ -371,19 +361,19 @@ def read_only(stores, tmp_path):
     shutil.copytree(stores["base"], src)
     ro.mkdir()
 
-    def mount():
-        if not (_mount("--bind", str(src), str(ro)) and _mount("-o", "remount,ro,bind", str(ro))):
-            _umount(ro)
+    def mount_read_only():
+        if not (mount("--bind", str(src), str(ro)) and mount("-o", "remount,ro,bind", str(ro))):
+            umount(ro)
             pytest.skip("cannot make a read-only bind mount here")
         return ro
 
-    yield src, mount
-    _umount(ro)
+    yield src, mount_read_only
+    umount(ro)
 
 
 def test_a_read_only_store_with_current_indexes_can_be_read(stores, read_only):
-    src, mount = read_only
-    ro = mount()
+    src, mount_read_only = read_only
+    ro = mount_read_only()
     before = digest(ro)
     assert answers(ro, stores["ids"]) == stores["golden"]
     rc, out, err = run(ro, "recall", "database choice", "--no-touch", "--json")
@@ -392,17 +382,17 @@ def test_a_read_only_store_with_current_indexes_can_be_read(stores, read_only):
 
 
 def test_verify_reads_a_read_only_store(stores, read_only):
-    _src, mount = read_only
-    ro = mount()
+    _src, mount_read_only = read_only
+    ro = mount_read_only()
     rc, out, err = run(ro, "verify")
     assert "Traceback" not in err and ".lock" not in out + err, (out, err)
     assert "read-only" not in err
 
 
 def test_a_read_only_store_that_needs_a_catch_up_says_so(stores, read_only):
-    src, mount = read_only
+    src, mount_read_only = read_only
     remember(src, 40, "a memory the indexes have not seen")
-    ro = mount()
+    ro = mount_read_only()
     rc, out, err = run(ro, "recall", "database choice", "--no-touch")
     assert rc == 1 and out == "" and "Traceback" not in err
     (line,) = err.splitlines()

@@ -18,6 +18,7 @@ import os
 import re
 from pathlib import Path
 
+from ..store.fs import sha256_file
 from ..store.layout import Layout
 from .vectors import sidecars
 
@@ -31,14 +32,6 @@ def index_files(layout: Layout, name: str) -> list[Path]:
         return [p for p in (path, *sidecars(path)) if p.is_file()]
     return sorted(p for p in path.iterdir()
                   if not p.name.startswith(".") and p.name != "manifest.json" and p.is_file())
-
-
-def sha256_of(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        while chunk := fh.read(1 << 20):
-            h.update(chunk)
-    return h.hexdigest()
 
 
 _BLOCK = 1 << 20
@@ -63,7 +56,7 @@ def chained_of(path: Path, previous: str | None = None) -> str:
 
 
 def _digest(path: Path, previous: str | None = None) -> str:
-    return chained_of(path, previous) if path.suffix in (".rows", ".keys") else sha256_of(path)
+    return chained_of(path, previous) if path.suffix in (".rows", ".keys") else sha256_file(path)
 
 
 def file_list(layout: Layout, name: str, previous) -> dict[str, list]:

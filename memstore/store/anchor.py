@@ -22,6 +22,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from ..codec import JSONDecodeError, loads
+from .fs import sha256_file
 from .layout import LOG_NAME, Layout
 from .log import log_files
 
@@ -68,7 +69,7 @@ def anchor_for(layout: Layout, seq: int, known=()) -> dict | None:
         reuse = {(n, size, mtime): sha for a in known for n, size, mtime, sha in _recorded(a) or ()}
         try:
             found["log"] = [[p.name, st.st_size, st.st_mtime_ns,
-                             reuse.get((p.name, st.st_size, st.st_mtime_ns)) or _sha256(p)]
+                             reuse.get((p.name, st.st_size, st.st_mtime_ns)) or sha256_file(p)]
                             for p, st in _before(layout, found["file"])]
         except OSError:
             return None  # no anchor: the derived file is not trusted by the next read
@@ -92,14 +93,6 @@ def _recorded(anchor) -> list[tuple[str, int, int, str]] | None:
             return None
         out.append(tuple(item))
     return out
-
-
-def _sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        while chunk := fh.read(1 << 20):
-            h.update(chunk)
-    return h.hexdigest()
 
 
 def _find(layout: Layout, seq: int) -> dict | None:
@@ -166,7 +159,7 @@ def anchor_problem(layout: Layout, anchor, seq: int, *, hashes: bool = False,
             return f"log/{name} was written over since this was written (its mtime changed)"
         if hashes:
             try:
-                same = _sha256(path) == sha
+                same = sha256_file(path) == sha
             except OSError as exc:
                 return f"log/{name} cannot be read ({exc.strerror})"
             if not same:

@@ -143,3 +143,14 @@ def _flock(fd: int, blocking: bool, wait: float | None) -> bool:
 
 
 _POLL = 0.02
+
+
+def sha256_file(path) -> str:
+    """The SHA-256 (hex) of a file's bytes, read 1 MiB at a time."""
+    import hashlib
+
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        while chunk := fh.read(1 << 20):
+            h.update(chunk)
+    return h.hexdigest()
