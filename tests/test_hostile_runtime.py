@@ -215,3 +215,15 @@ def test_judge_refuses_an_overlong_situation_and_brief_works_at_year_one(tmp_pat
     assert digest(store) == before
     rc, out, err = cli("--store", str(store), "brief", "--now", "0001-01-03T00:00:00Z")
     assert rc == 0 and out.startswith("# Briefing for 0001-01-03\n") and "Traceback" not in err
+
+
+def test_cache_entries_of_long_texts_from_before_the_window_are_not_reused():
+    """An older memstore embedded a long text whole; its cache entry must not stand in for
+    the first-window embedding (a warm and a cold cache would give different answers)."""
+    import hashlib
+
+    from memstore.index.embcache import text_hash
+
+    short, long = "passage\0" + "a short memory", "passage\0" + "word " * 200
+    assert text_hash(short) == hashlib.sha256(short.encode()).digest()[:16]  # kept: still valid
+    assert text_hash(long) != hashlib.sha256(long.encode()).digest()[:16]

@@ -16,8 +16,16 @@ from ..store.fs import FILE_MODE, ensure_dir, write_all
 _LOADED: dict[Path, tuple[int, dict]] = {}  # path -> (bytes read, entries): one read per process
 
 
+# Texts longer than this may hold more than the model's 512-token window, which embeddings
+# since memstore 0.2 read alone (embed.head); entries an older memstore wrote for them
+# embedded the whole text, so they get keys of their own and are embedded again, once.
+# (A token spans at least one character: shorter texts always fit and keep their keys.)
+_WHOLE = 500
+
+
 def text_hash(text: str) -> bytes:
-    return hashlib.sha256(text.encode()).digest()[:16]
+    key = text if len(text) <= _WHOLE else "head512\x1f" + text
+    return hashlib.sha256(key.encode()).digest()[:16]
 
 
 class EmbeddingCache:
