@@ -15,7 +15,6 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 
 from memstore.codec import dumps
-from memstore.textsafe import visible
 
 
 class Capture:
@@ -100,6 +99,8 @@ def safe(value) -> str:
     """A stored value (text, subject, id, ...) for human output: one line, control
     characters shown as escapes (``\\x1b``, ``\\u2028``) so it cannot steer the terminal.
     JSON output needs none of this: canonical JSON escapes them itself."""
+    from memstore.textsafe import visible  # here: remember, which prints only ids, never needs it
+
     return visible(value)
 
 

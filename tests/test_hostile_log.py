@@ -340,3 +340,54 @@ def test_a_partition_that_is_not_a_file_never_hangs_a_reader(store, kind):
     line = refused(*cli("--store", s, "remember", "in july", "--now", "2026-07-02T00:00:00Z"), 1)
     assert line == f"Error: {odd} is not a regular file; move it away (memstore appends to that partition next)"
     assert digest(store) == before
+
+
+# --- the write transaction never writes what readers would skip --------------------------------
+
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+_LABEL = st.text(st.characters(blacklist_categories=("Cc", "Cf", "Zl", "Zp", "Cs")), min_size=1, max_size=30)
+_DRAFT = st.fixed_dictionaries({"text": st.text(min_size=1, max_size=200)}, optional={
+    "kind": st.sampled_from(["note", "decision", "preference", "fact", "incident", "policy"]),
+    "subject": _LABEL, "domain": _LABEL, "key": _LABEL, "actors": st.lists(_LABEL, max_size=3),
+    "outcome": st.sampled_from(["positive", "negative", "pending"]),
+    "confidence": st.floats(0, 1), "importance": st.floats(0, 1), "risk": st.floats(0, 1),
+    "occurred_at": st.sampled_from(["2020", "2026-05", "2026-06-01", "2026-06-07T08:00:00Z"]),
+    "tier": st.sampled_from(["short", "long"]), "keep": st.booleans()})
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(_DRAFT, min_size=1, max_size=4))
+def test_what_remember_plans_from_valid_input_passes_the_grammar(objs):
+    """The transaction does not re-check remember's own events (bulk speed): this holds
+    them to the grammar instead, strictly (ids included), for any input validate accepts."""
+    from memstore.config import load_config
+    from memstore.errors import UsageError
+    from memstore.remember import decide_writes, validate
+    from memstore.schema import event_problem
+    from memstore.store.lookup import Known
+
+    drafts = []
+    for obj in objs:
+        try:
+            drafts.append(validate(obj, max_chars=100_000))
+        except UsageError:
+            continue
+    known = Known({"m0123456789abcde"}, {"k": "m0123456789abcde"})
+    for n, d in enumerate(decide_writes(drafts, known, T1, load_config(None)), start=1):
+        if d.event is not None:
+            assert event_problem({**d.event, "seq": n}, strict=True) is None, d.event
+
+
+def test_the_transaction_refuses_to_write_a_malformed_planned_event(tmp_path):
+    """A planning bug (here: a salience of 55 in a promote) fails loudly; nothing is written."""
+    from memstore.store.layout import Layout
+    from memstore.store.transaction import Plan, commit
+
+    layout = Layout(make_store(tmp_path / "store"))
+    bad = {"op": "promote", "at": T1, "id": "m0123456789abcde", "salience": {"risk": 55},
+           "confidence": 1.0, "mention_count": 2}
+    with pytest.raises(ValueError, match=r"salience.risk 55 must be a number from 0 to 1\); nothing was written"):
+        commit(layout, lambda _view: Plan([bad]), T1)
+    assert not (layout.root / "log").exists()

@@ -100,6 +100,7 @@ def commit(layout: Layout, plan: Callable[[LogView], Plan], now: str, *, allow_p
     decided = plan(view)
     if dry_run or not decided.events:
         return Committed(decided)
+    _check(decided.events)
     layout.create()
     with exclusive_lock(layout.lock_path, wait=lock_wait) as held:
         if not held:
@@ -108,7 +109,31 @@ def commit(layout: Layout, plan: Callable[[LogView], Plan], now: str, *, allow_p
             decided = plan(LogView(layout))
             if not decided.events:
                 return Committed(decided)
+            _check(decided.events)
         # the lock is re-entrant in this thread: append takes it again at no cost
         seqs = logstore.append(layout, decided.events, decided.at or now,
                                allow_past=allow_past or decided.allow_past)
     return Committed(decided, tuple(seqs))
+
+
+# remember's own events: built by remember.build from drafts remember.validate passed, and
+# held to the grammar by a property test (tests/test_hostile_log.py); checking each one
+# again here would cost a bulk write a quarter of its speed.
+_BUILT = frozenset(("remember", "reinforce"))
+
+
+def _check(events: list[dict]) -> None:
+    """Nothing a reader would skip is ever written, whoever planned it: every event must pass
+    the log's grammar (``schema``) and be of an op this memstore folds. Callers validate what people give them with
+    messages of their own (``remember.validate``, ``exchange.check_rows``), so a failure
+    here is a bug in a planning function, raised as one rather than written and lost."""
+    from ..schema import OPS, event_problem
+
+    for e in events:
+        op = e.get("op")
+        if op in _BUILT:
+            continue
+        problem = event_problem({**e, "seq": 1}) if op in OPS else f"unknown op {op!r}"
+        if problem is not None:
+            raise ValueError(f"memstore planned an event readers would skip ({problem}); nothing was "
+                             "written (a bug: please report it)")
