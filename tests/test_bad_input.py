@@ -297,8 +297,6 @@ def test_the_corpus_is_large_and_names_are_unique():
 
 # --- the real thing, where the machine allows mounts ----------------------------------------
 
-
-
 def _run(store: Path, *argv: str, stdin: bytes = b"") -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, MEMSTORE_SCRIPT, "--store", str(store), *argv], input=stdin,
                           capture_output=True, env=subprocess_env(), timeout=60)

@@ -350,8 +350,6 @@ def test_a_partition_edited_in_place_is_found_by_verify(months, tmp_path):
 
 # --- read-only stores and empty stores ------------------------------------------------------------
 
-
-
 @pytest.fixture
 def read_only(stores, tmp_path):
     """A read-only bind mount of a copy of the base store (and the copy, to change it first)."""
