@@ -429,3 +429,21 @@ def test_a_damaged_embedding_cache_is_not_trusted(stores, tmp_path, monkeypatch)
     shutil.rmtree(store / "index")
     assert answers(store, stores["ids"]) == stores["golden"]
     assert run(store, "verify")[0] == 0
+
+
+def test_a_fifo_where_a_manifest_goes_never_hangs_verify(tmp_path):
+    import subprocess
+    import sys
+
+    from reliability_support import MEMSTORE_SCRIPT, subprocess_env
+
+    store = make_store(tmp_path / "store")
+    for i in range(3):
+        assert cli("--store", str(store), "remember", f"memory {i} about fifos", "--now", f"2026-06-0{i + 1}T09:00:00Z")[0] == 0
+    assert cli("--store", str(store), "index", "--now", "2026-06-05T09:00:00Z")[0] == 0
+    manifest = store / "index" / "records" / "manifest.json"
+    manifest.unlink()
+    os.mkfifo(manifest)
+    p = subprocess.run([sys.executable, MEMSTORE_SCRIPT, "--store", str(store), "verify", "--now",
+                        "2026-06-05T09:00:00Z"], capture_output=True, env=subprocess_env(), timeout=60)
+    assert p.returncode == 1 and b"manifest is unreadable" in p.stdout and b"Traceback" not in p.stderr
