@@ -2,8 +2,8 @@
 
 ``snapshots/state-<seq>.parquet`` holds one row per memory; its key-value metadata
 records the format, the seq, where in the log the tail starts, the row count, a
-checksum of the canonical rows, a checksum of the rows as stored (checked on every
-open: ~7% of the read) and the anchor of the log line at its seq with the sizes of the
+checksum of the canonical rows (checked on every open against the rows as Parquet returns
+them, which are the canonical rows: ~7% of the read) and the anchor of the log line at its seq with the sizes of the
 partitions before it (store/anchor.py: another store's snapshot, or one of a log since
 truncated or replaced, is not used). Deleting snapshots changes no answer.
 pyarrow is imported here only (it costs ~100 ms of start-up).
@@ -53,12 +53,6 @@ def rows_checksum(rows: list[dict]) -> str:
     return h.hexdigest()
 
 
-def stored_checksum(rows: list[dict]) -> str:
-    """sha256 of the rows exactly as the Parquet file returns them (no Memory built): cheap
-    enough to check on every open, unlike ``rows_checksum`` (state rows: ~45% of a read)."""
-    return rows_checksum(rows)
-
-
 def snapshot_files(layout: Layout) -> list[tuple[int, Path]]:
     try:
         names = os.listdir(layout.snapshots_dir)
@@ -82,7 +76,6 @@ def parquet_bytes(state: State, position: tuple[str, int] | None = None, anchor:
         "position": list(position) if position else None,
         "rows": len(rows),
         "checksum": rows_checksum(rows),
-        "stored": stored_checksum(table.to_pylist()),
         "anchor": anchor,
         "keys": dict(sorted(state.keys.items())),
     }
@@ -142,8 +135,8 @@ def read_snapshot(path: Path) -> tuple[State, dict]:
     if not isinstance(meta, dict) or meta.get("format") != FORMAT:
         raise ValueError(f"snapshot format {meta.get('format') if isinstance(meta, dict) else None!r} "
                          f"is not this memstore's {FORMAT!r}")
-    rows = table.to_pylist()
-    if meta.get("rows") != len(rows) or meta.get("stored") != stored_checksum(rows):
+    rows = table.to_pylist()  # the state's canonical rows: hashed as they are, no Memory built
+    if meta.get("rows") != len(rows) or meta.get("checksum") != rows_checksum(rows):
         raise ValueError("rows do not match the checksum in its metadata")
     state = State(seq=meta["seq"], at=meta["at"], keys=dict(meta["keys"]))
     for row in rows:
