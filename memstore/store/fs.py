@@ -154,3 +154,29 @@ def sha256_file(path) -> str:
         while chunk := fh.read(1 << 20):
             h.update(chunk)
     return h.hexdigest()
+
+
+class NotRegular(OSError):
+    """A path memstore reads as a file holds something else (``mode``: a FIFO, a directory)."""
+
+    def __init__(self, path, mode: int):
+        super().__init__(f"{os.fspath(path)} is not a regular file")
+        self.mode = mode
+
+
+def read_regular(path) -> bytes:
+    """A file's bytes, opened without blocking: a FIFO put where memstore expects one of its
+    files would otherwise hang the open until some writer came. NotRegular for anything but
+    a regular file, OSError as open() raises it."""
+    import stat
+
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            raise NotRegular(path, mode)
+        with os.fdopen(fd, "rb", closefd=False) as fh:
+            return fh.read()
+    finally:
+        os.close(fd)
+

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import StoreError
-from .fs import ensure_dir, os_error
+from .fs import NotRegular, ensure_dir, os_error, read_regular
 
 LOG_NAME = re.compile(r"^\d{4}-\d{2}\.jsonl$")  # log/YYYY-MM.jsonl
 SNAPSHOT_NAME = re.compile(r"^state-(\d{12})\.parquet$")  # snapshots/state-<seq>.parquet
@@ -148,23 +148,14 @@ class Layout:
     def read_config_text(self) -> str | None:
         path = self.config_path
         try:
-            # non-blocking: a FIFO put there would otherwise hang the open until a writer came
-            fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+            data = read_regular(path)
         except FileNotFoundError:
             return None
+        except NotRegular as exc:
+            raise StoreError(f"{show_path(path)} is {_kind(exc.mode)}, not a regular file; "
+                             "move it away or choose another --store") from None
         except OSError as exc:
             raise os_error(exc, show_path(path), "read") from None
-        try:
-            mode = os.fstat(fd).st_mode
-            if not stat.S_ISREG(mode):
-                raise StoreError(f"{show_path(path)} is {_kind(mode)}, not a regular file; "
-                                 "move it away or choose another --store")
-            with os.fdopen(fd, "rb", closefd=False) as fh:
-                data = fh.read()
-        except OSError as exc:
-            raise os_error(exc, show_path(path), "read") from None
-        finally:
-            os.close(fd)
         try:
             return data.decode("utf-8")
         except UnicodeDecodeError as exc:

@@ -14,13 +14,12 @@ from __future__ import annotations
 import hashlib
 import io
 import os
-import stat
 from pathlib import Path
 
 from ..codec import dumps, loads
 from ..model import AXES, memory_from_dict
 from ..state import State, state_rows
-from .fs import ensure_dir, write_atomic
+from .fs import ensure_dir, read_regular, write_atomic
 from .layout import SNAPSHOT_NAME, Layout
 
 FORMAT = "memstore-snapshot/3"  # /2: the retired field; /3: stored-rows checksum, log anchor
@@ -112,25 +111,14 @@ def take_snapshot(layout: Layout) -> tuple[Path, State]:
         return write_snapshot(layout, state, position_after(layout)), state
 
 
-def _read_regular(path: Path) -> bytes:
-    """A snapshot's bytes; a FIFO or directory named like one is refused, never waited on."""
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise ValueError("not a regular file")
-        with os.fdopen(fd, "rb", closefd=False) as fh:
-            return fh.read()
-    finally:
-        os.close(fd)
-
-
 def read_snapshot(path: Path) -> tuple[State, dict]:
     """The state a snapshot holds and its metadata; ValueError (or any pyarrow error) when it is
     damaged, of another format, or its rows do not match their checksum."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    table = pq.read_table(pa.BufferReader(_read_regular(path)))
+    # a FIFO or directory named like a snapshot: refused, never waited on
+    table = pq.read_table(pa.BufferReader(read_regular(path)))
     meta = loads(table.schema.metadata[b"memstore"])
     if not isinstance(meta, dict) or meta.get("format") != FORMAT:
         raise ValueError(f"snapshot format {meta.get('format') if isinstance(meta, dict) else None!r} "

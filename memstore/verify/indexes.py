@@ -15,8 +15,6 @@ Everything is opened through links in a temporary directory: verify writes nothi
 from __future__ import annotations
 
 import json
-import os
-import stat
 import struct
 import zlib
 from pathlib import Path
@@ -24,6 +22,7 @@ from pathlib import Path
 from ..codec import JSONDecodeError, loads
 from ..index.filecheck import files_changed
 from ..store.anchor import anchor_problem
+from ..store.fs import read_regular
 from ..store.layout import INDEXES, Layout
 from .logcheck import Fold
 from .report import Finding, Report
@@ -41,7 +40,7 @@ def read_manifests(layout: Layout, config) -> tuple[dict[str, dict | str | None]
         expected[name] = expected_manifest(name, embedder)
         mpath = layout.manifest_path(name)
         try:
-            manifests[name] = loads(_read_regular(mpath))
+            manifests[name] = loads(read_regular(mpath))
             if not isinstance(manifests[name], dict):
                 manifests[name] = "manifest is not a JSON object"
         except FileNotFoundError:
@@ -49,19 +48,6 @@ def read_manifests(layout: Layout, config) -> tuple[dict[str, dict | str | None]
         except (OSError, JSONDecodeError) as exc:
             manifests[name] = f"manifest is unreadable ({exc})"
     return manifests, expected
-
-
-def _read_regular(path: Path) -> bytes:
-    """A file's bytes, opened without blocking: a FIFO put where a manifest goes would
-    otherwise hang verify (OSError for anything but a regular file)."""
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise OSError(f"{path.name} is not a regular file")
-        with os.fdopen(fd, "rb", closefd=False) as fh:
-            return fh.read()
-    finally:
-        os.close(fd)
 
 
 _FOOTER_MAGIC = 1337  # Tantivy's footer: JSON {"version", "crc"}, its length (u32), this (u32)
