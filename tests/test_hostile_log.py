@@ -251,7 +251,7 @@ def test_readers_skip_a_damaged_line_and_say_so(store, case):
         assert said == (0 if argv[0] in ("judge",) or argv[-1] == "--no-touch" and argv[1] == "deploys"
                         else 1), (argv, err)
     rc, out, _err = cli("--store", s, "verify", "--now", LATER)
-    assert rc == 1 and f"2026-06.jsonl:3: " in out and message in out, out
+    assert rc == 1 and "2026-06.jsonl:3: " in out and message in out, out
     promote = {"op": "promote", "at": LATER, "seq": 4, "id": "m0123456789abcde", "confidence": 1,
                "mention_count": 2}  # no salience
     with open(partition(store), "ab") as fh:
