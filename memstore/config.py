@@ -10,7 +10,7 @@ from __future__ import annotations
 from types import MappingProxyType
 
 from .errors import UsageError
-from .model import AXES
+from .model import AXES, KINDS
 
 
 def _num(x) -> str:
@@ -64,6 +64,19 @@ SETTINGS: dict[str, dict[str, Setting]] = {
             "importance": 180.0, "urgency": 7.0, "risk": 90.0, "novelty": 14.0,
             "emotion": 30.0, "recurrence": 60.0, "actionability": 21.0,
         }, "Days for an axis to lose half its value without use.", lo=0.01, hi=36500),
+        # Decay by kind (memstore(7), SALIENCE): what happened fades in days, what is true
+        # or wanted in months. Episodic kinds last about 72 hours (seed 001); time-bound
+        # commitments (plans, incidents, deals) fade with their window; decisions are
+        # revisited within a quarter; how-tos outlive them; facts, definitions, preferences
+        # and policies are semantic (seed 001: 30 days and more) and last a year.
+        "kind_half_life_days": Setting({
+            "note": 3.0, "meeting": 3.0, "disambiguation": 3.0,
+            "incident": 14.0, "plan": 14.0, "deal": 30.0,
+            "decision": 90.0, "procedure": 180.0,
+            "fact": 365.0, "definition": 365.0, "preference": 365.0, "policy": 365.0,
+        }, "Days after which nothing about a memory of this kind lasts longer: an axis "
+           "decays with the shorter of its salience.half_life_days and its kind's value "
+           "here. Kinds left out keep their default.", lo=0.01, hi=36500),
         "protect_threshold": Setting(
             0.7, "A memory whose risk or importance is at or above this never decays.",
             lo=0, hi=1),
@@ -117,6 +130,18 @@ SETTINGS: dict[str, dict[str, Setting]] = {
         "policy_min_support": Setting(
             2, "Memories with outcomes on one cause needed for a policy.",
             lo=1, hi=1000, integer=True),
+        # a plain majority is not enough: 3 against 2 (0.6) stands, 1 against 1 does not
+        "policy_majority": Setting(
+            0.6, "Share of the outcomes on a cause one direction needs for its policy to "
+                 "stand; below it the mitigate and reinforce policies stand together in an "
+                 "open conflict for a person.", lo=0.5, hi=1),
+    },
+    # Confidence: memstore(7), SALIENCE.
+    "confidence": {
+        # a person's repeat (veracity 1.0) closes 30% of the gap, an agent's (0.7) 21%
+        "reinforce_step": Setting(
+            0.3, "A re-mention raises confidence by reinforce_step x the source's veracity "
+                 "x (1 - confidence).", lo=0, hi=1),
     },
     "conflicts": {
         "auto_supersede": Setting(
@@ -263,6 +288,7 @@ def load_config(text: str | None) -> MappingProxyType:
     if merged["memory"]["default_source"] not in ("human", "agent", "tool", "imported"):
         raise UsageError("memstore.toml: memory.default_source must be human, agent, tool or imported")
     assert set(weights) == set(AXES)
+    assert set(merged["salience"]["kind_half_life_days"]) == set(KINDS)
     return _freeze(merged)
 
 
