@@ -1,25 +1,109 @@
-"""LLM-free classification of free text into kind, tier and base salience.
+"""LLM-free classification of free text into kind, tier and prior salience.
 
 Rough by design: the value of a memory is decided later by consolidation
 (memstore(7), SALIENCE). The rules are ordered; the first that matches wins.
-Explicit options override them.
+Each kind brings a per-axis prior whose importance and risk stay under
+salience.protect_threshold: only strong cue words ("never", "must", 「絶対」, an
+allergy) raise them to CUE, so only what is marked important or risky is protected
+from decay. Explicit options override all of it.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from functools import lru_cache
+
+from .model import Salience
 
 
 @dataclass(frozen=True, slots=True)
 class Classification:
     kind: str
     tier: str  # "short" | "long" | "skip"
-    base: float  # uniform prior for the salience axes not given explicitly
+    prior: Salience  # the axes not given explicitly: the kind's prior, raised by cue words
     rule: str
+    cue: str | None = None  # "importance" | "risk": what a cue word raised
 
+
+def _p(importance, urgency, risk, novelty, emotion, recurrence, actionability) -> Salience:
+    return Salience(importance, urgency, risk, novelty, emotion, recurrence, actionability)
+
+
+# Per-kind priors (memstore(7), SALIENCE). Importance and risk stay at most 0.65, under the
+# default protect_threshold 0.7: a kind alone never protects a memory from decay. The
+# importance of the long-lived kinds is at least salience.floor_importance (0.6), so they
+# keep the importance floor. Episodic kinds carry no evidence for one axis over another.
+_EPISODIC = Salience.uniform(0.5)
+PRIORS: dict[str, Salience] = {
+    "note": _EPISODIC, "meeting": _EPISODIC, "incident": _EPISODIC, "deal": _EPISODIC,
+    "disambiguation": _EPISODIC,
+    # a decision changes what to do, usually soon: actionability and urgency lead
+    "decision": _p(0.65, 0.6, 0.5, 0.6, 0.4, 0.5, 0.85),
+    # a preference is felt and comes up again and again; rarely urgent
+    "preference": _p(0.6, 0.2, 0.4, 0.5, 0.7, 0.8, 0.6),
+    # a rule: applied often, steers action, costly to forget
+    "policy": _p(0.65, 0.4, 0.6, 0.4, 0.3, 0.8, 0.9),
+    # knowledge: recurs, seldom urgent or emotional
+    "definition": _p(0.65, 0.2, 0.4, 0.6, 0.2, 0.7, 0.5),
+    "fact": _p(0.65, 0.3, 0.5, 0.6, 0.3, 0.6, 0.5),
+    # a how-to is for doing, again and again
+    "procedure": _p(0.65, 0.3, 0.5, 0.4, 0.2, 0.8, 0.9),
+    # a plan is time-bound and actionable
+    "plan": _p(0.6, 0.8, 0.4, 0.6, 0.3, 0.4, 0.85),
+}
+
+# What a strong cue word raises importance (and, for a risk word, risk) to: at the default
+# protect_threshold (0.7) such a memory is protected.
+CUE = 0.8
 
 _I = re.IGNORECASE
+_APOS = "['\u2019]"
+
+# Words that mark a memory as important: absolute rules and explicit emphasis. "always",
+# "do not" and "don't" count only as an imperative (at the start of a sentence): "I always
+# take the bus" is a habit, "Always tag releases" a rule. "never mind" and a negated
+# "not important" are not cues. English and Japanese.
+IMPORTANT = re.compile(
+    rf"\bnever\b(?!\s+mind)|\bmust(?:n{_APOS}?t)?\b|\bunder no circumstances\b"
+    rf"|\bdon{_APOS}?t ever\b|\bdo not ever\b"
+    rf"|(?:^|(?<=[.!?;:\n]))\s*(?:always|do not|don{_APOS}?t)\b"
+    rf"|(?<!not )(?<!n't )(?<!n\u2019t )\b(?:critical|crucial|important)\b"
+    r"|絶対|必ず|決して|厳禁|禁止|重要(?!では|じゃ|でな)",
+    _I,
+)
+
+# Words that mark a memory as risky to forget: a health risk or a security hole. A mention
+# of a password is not one (a secret does not belong in memory; memstore(7), THREAT MODEL),
+# and "Never share the password" is protected by "never".
+RISK = re.compile(
+    r"\ballerg(?:ic|y|ies)\b|\banaphyla\w*"
+    r"|\bsecurity (?:risk|hole|issue|incident|vulnerabilit(?:y|ies)|breach|flaw|bug|problem)s?\b"
+    r"|\bvulnerabilit(?:y|ies)\b"
+    r"|アレルギー|危険|脆弱性",
+    _I,
+)
+
+
+def cue(text: str) -> str | None:
+    """"risk" when a risk word is in the text, "importance" for an importance word, else None."""
+    if RISK.search(text):
+        return "risk"
+    if IMPORTANT.search(text):
+        return "importance"
+    return None
+
+
+@lru_cache(maxsize=64)
+def prior(kind: str, cue: str | None = None) -> Salience:
+    """The prior salience of a memory of ``kind`` whose text has ``cue`` (cached: frozen)."""
+    base = PRIORS.get(kind, _EPISODIC)
+    if cue == "risk":
+        return replace(base, importance=max(base.importance, CUE), risk=max(base.risk, CUE))
+    if cue == "importance":
+        return replace(base, importance=max(base.importance, CUE))
+    return base
+
 
 # One acknowledgement, or several run together ("ok thanks", "了解、ありがとうございます").
 _ACK = (
@@ -65,20 +149,28 @@ DEFINITION = re.compile(
 )
 
 _RULES = (
-    (DISAMBIGUATION, Classification("disambiguation", "short", 0.5, "disambiguation")),
-    (DECISION, Classification("decision", "long", 0.8, "decision")),
-    (PREFERENCE, Classification("preference", "long", 0.8, "preference")),
-    (DEFINITION, Classification("definition", "long", 0.65, "definition")),
+    (DISAMBIGUATION, ("disambiguation", "short", "disambiguation")),
+    (DECISION, ("decision", "long", "decision")),
+    (PREFERENCE, ("preference", "long", "preference")),
+    (DEFINITION, ("definition", "long", "definition")),
 )
+_DEFAULT = ("note", "short", "default")
 
-NOTE = Classification("note", "short", 0.5, "default")
-SKIP = Classification("note", "skip", 0.0, "greeting")
+NOTE = Classification("note", "short", PRIORS["note"], "default")
+SKIP = Classification("note", "skip", Salience.uniform(0.0), "greeting")
+
+
+@lru_cache(maxsize=64)
+def _result(rule: tuple[str, str, str], found: str | None) -> Classification:
+    kind, tier, name = rule
+    return Classification(kind, tier, prior(kind, found), name, found)
 
 
 def classify(text: str) -> Classification:
     if GREETING.match(text):
         return SKIP
-    for pattern, result in _RULES:
+    found = cue(text)
+    for pattern, rule in _RULES:
         if pattern.search(text):
-            return result
-    return NOTE
+            return _result(rule, found)
+    return _result(_DEFAULT, found)

@@ -9,11 +9,11 @@ decided later by ``consolidate`` (memstore(7)).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from unicodedata import category
 
-from .classify import NOTE, classify
+from .classify import NOTE, PRIORS, classify, cue, prior
 from .errors import UsageError
 from .model import AXES, KINDS, OUTCOMES, SOURCES, Memory, Salience, memory_id, memory_to_dict
 from .timeutil import (
@@ -27,12 +27,10 @@ from .timeutil import (
 FIELDS = {"text", "kind", "subject", "domain", "actors", "actor", "outcome", "occurred_at",
           "confidence", "source", "key", "tier", "keep", *AXES}
 
-# An explicit kind sets the tier and base salience the classifier would have given it.
-KIND_DEFAULTS = {
-    "decision": ("long", 0.8), "preference": ("long", 0.8), "definition": ("long", 0.65),
-    "fact": ("long", 0.65), "procedure": ("long", 0.65), "plan": ("long", 0.65), "policy": ("long", 0.8),
-    "disambiguation": ("short", 0.5),
-}
+# An explicit kind sets the tier and prior salience the classifier would have given it (cue
+# words in the text raise the prior as they do for a classified memory).
+_LONG = frozenset(("decision", "preference", "definition", "fact", "procedure", "plan", "policy"))
+KIND_DEFAULTS = {k: ("long" if k in _LONG else "short", PRIORS[k]) for k in KINDS}
 
 
 @dataclass(frozen=True, slots=True)
@@ -208,10 +206,11 @@ def build(draft: Draft, now: str, config) -> Memory | None:
             if not draft.keep:
                 return None
             cls = NOTE
-        kind, tier, base = cls.kind, cls.tier, cls.base
+        kind, tier, base = cls.kind, cls.tier, cls.prior
     else:
         kind = draft.kind
-        tier, base = KIND_DEFAULTS.get(kind, ("short", 0.5))
+        tier = KIND_DEFAULTS[kind][0]
+        base = prior(kind, cue(draft.text))
     tier = draft.tier or tier
     source = draft.source or config["memory"]["default_source"]
     if draft.occurred_at is None:
@@ -254,9 +253,14 @@ def _buckets(occurred: str, precision: str) -> tuple[str, ...]:
     return tuple(time_buckets(occurred, precision))
 
 
+def _salience(base: Salience, axes: tuple[tuple[str, float], ...]) -> Salience:
+    """The prior with the explicit axes over it; frozen: one value serves every record."""
+    return _with_axes(base, axes) if axes else base
+
+
 @lru_cache(maxsize=4096)
-def _salience(base: float, axes: tuple[tuple[str, float], ...]) -> Salience:
-    return Salience.uniform(base, **dict(axes))  # frozen: one value serves every record
+def _with_axes(base: Salience, axes: tuple[tuple[str, float], ...]) -> Salience:
+    return replace(base, **dict(axes))
 
 
 @lru_cache(maxsize=256)

@@ -1,4 +1,5 @@
-"""The LLM-free classifier, English and Japanese: kind, tier, base salience; greetings skipped."""
+"""The LLM-free classifier, English and Japanese: kind, tier, prior salience, cue words;
+greetings skipped."""
 
 from __future__ import annotations
 
@@ -6,10 +7,12 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from memstore.classify import classify
+from memstore.classify import CUE, PRIORS, classify, cue, prior
+from memstore.config import DEFAULTS
+from memstore.model import KINDS
 
 CASES = {
-    ("decision", "long", 0.8): [
+    ("decision", "long"): [
         "We decided to move billing to Postgres",
         "we have decided to freeze deploys",
         "The team agreed to ship on Fridays",
@@ -20,7 +23,7 @@ CASES = {
         "新しいCIを採用する",
         "予算は来月に決定",
     ],
-    ("preference", "long", 0.8): [
+    ("preference", "long"): [
         "I prefer tabs over spaces",
         "I really like dark mode",
         "We never deploy on Fridays",
@@ -31,7 +34,7 @@ CASES = {
         "私の好きな色は青です",
         "ピーナッツアレルギーがある",
     ],
-    ("definition", "long", 0.65): [
+    ("definition", "long"): [
         "Kafka is a distributed log",
         "An SLO is a target for service reliability",
         "RRF stands for reciprocal rank fusion",
@@ -39,14 +42,14 @@ CASES = {
         "SLOとはサービスレベル目標のことである",
         "RAGとは検索拡張生成を指す",
     ],
-    ("disambiguation", "short", 0.5): [
+    ("disambiguation", "short"): [
         "Here prod means the EU cluster",
         'In this thread, "the bot" means the deploy bot',
         'By "ship" we mean merge to main',
         "ここでのリリースは本番反映のこと",
         "この文脈での顧客は法人顧客です",
     ],
-    ("note", "short", 0.5): [
+    ("note", "short"): [
         "Call the plumber about the leak",
         "明日の会議は10時から",
         "The deploy failed twice today",
@@ -72,7 +75,72 @@ GREETINGS = [
 @pytest.mark.parametrize("expected,text", [(k, t) for k, texts in CASES.items() for t in texts])
 def test_classify(expected, text):
     c = classify(text)
-    assert (c.kind, c.tier, c.base) == expected, c.rule
+    assert (c.kind, c.tier) == expected, c.rule
+    assert c.prior == prior(c.kind, cue(text))
+
+
+PROTECT = DEFAULTS["salience"]["protect_threshold"]
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_no_kind_alone_is_protected(kind):
+    # a classified decision or preference decays: only cue words or explicit flags protect
+    p = PRIORS[kind]
+    assert p.importance < PROTECT and p.risk < PROTECT
+
+
+def test_priors_of_the_classified_kinds():
+    assert classify("We decided to move billing to Postgres").prior.as_dict() == {
+        "importance": 0.65, "urgency": 0.6, "risk": 0.5, "novelty": 0.6, "emotion": 0.4,
+        "recurrence": 0.5, "actionability": 0.85}
+    assert classify("I prefer tea over coffee").prior.as_dict() == {
+        "importance": 0.6, "urgency": 0.2, "risk": 0.4, "novelty": 0.5, "emotion": 0.7,
+        "recurrence": 0.8, "actionability": 0.6}
+    assert classify("Call the plumber about the leak").prior.as_dict() == dict.fromkeys(
+        ("importance", "urgency", "risk", "novelty", "emotion", "recurrence", "actionability"), 0.5)
+
+
+CUED = {
+    "importance": [
+        "We must never deploy on Fridays", "Never push to main directly", "You mustn't skip review",
+        "Under no circumstances restart the primary", "Don't ever rotate keys by hand",
+        "Always tag releases", "Do not reply to that thread", "Don\u2019t deploy on Fridays",
+        "ok. Don't merge before CI", "This is critical: back up first", "Important: the VPN changes",
+        "金曜のデプロイは絶対にしない", "必ずバックアップを取る", "本番での作業は厳禁", "重要：請求は月末",
+        "土曜の出社は禁止", "決して本番DBを直接触らない",
+    ],
+    "risk": [
+        "I'm allergic to peanuts", "Bob has a severe allergy to shellfish", "risk of anaphylaxis",
+        "found a security hole in auth", "the login form has a security vulnerability",
+        "ピーナッツアレルギーがある", "この設定は危険", "認証に脆弱性が見つかった",
+    ],
+    None: [
+        "I always take the bus", "Never mind, the meeting is at 3", "This is not important",
+        "It isn't critical", "これは重要ではない", "the security review is on Monday",
+        "We decided to move billing to Postgres", "we don't deploy on weekends",
+        "unimportant detail", "the password manager is 1Password",
+    ],
+}
+
+
+@pytest.mark.parametrize("expected,text", [(k, t) for k, texts in CUED.items() for t in texts])
+def test_cue_words(expected, text):
+    assert cue(text) == expected
+    c = classify(text)
+    assert c.cue == expected
+    base = PRIORS[c.kind]
+    if expected is None:
+        assert c.prior == base
+    else:
+        assert c.prior.importance == CUE >= PROTECT
+        assert c.prior.risk == (CUE if expected == "risk" else base.risk)
+        assert {a: v for a, v in c.prior.as_dict().items() if a not in ("importance", "risk")} == {
+            a: v for a, v in base.as_dict().items() if a not in ("importance", "risk")}
+
+
+def test_a_cue_protects_and_a_kind_does_not():
+    assert classify("We decided to freeze deploys this week").prior.importance < PROTECT
+    assert classify("We must never deploy on Fridays").prior.importance >= PROTECT
 
 
 @pytest.mark.parametrize("text", GREETINGS)
@@ -93,4 +161,4 @@ def test_classify_is_total_and_deterministic(text):
     c = classify(text)
     assert c == classify(text)
     assert c.tier in ("short", "long", "skip")
-    assert 0.0 <= c.base <= 1.0
+    assert all(0.0 <= v <= 1.0 for v in c.prior.as_dict().values())
