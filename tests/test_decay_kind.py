@@ -8,13 +8,13 @@ import json
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from reliability_support import cli, make_store
 
 from memstore.config import SETTINGS, load_config
 from memstore.errors import UsageError
 from memstore.model import AXES, KINDS, Memory, Salience
 from memstore.salience import effective, explain, half_lives
 from memstore.timeutil import ts_after
-from reliability_support import cli, make_store
 
 CONFIG = load_config(None)
 T0 = "2026-01-01T00:00:00Z"
