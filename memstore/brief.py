@@ -5,7 +5,7 @@ active policies, open conflicts, outcomes still pending, and what faded below
 the distill floor in the last seven days. Meant for a person, or to be injected
 into an agent's prompt, so every stored value is one line of escaped Markdown text
 (no HTML, links, code spans or control characters from a memory; memstore.markdown)
-and the page says it is user data.
+and the page says it is user data. With nothing active there is no page (``is_empty``).
 """
 
 from __future__ import annotations
@@ -51,6 +51,11 @@ def brief_data(state, now: str, config) -> dict:
                     for m in pending],
         "faded": [{"id": m.id, "kind": m.kind, "text": m.text} for m in faded],
     }
+
+
+def is_empty(data: dict) -> bool:
+    """Nothing active: no memory, policy, conflict, pending outcome or fade to show (no page)."""
+    return not any(data[k] for k in ("salient", "policies", "conflicts", "pending", "faded"))
 
 
 def render_markdown(data: dict) -> str:

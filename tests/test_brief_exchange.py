@@ -71,6 +71,32 @@ def test_brief_json_sections(capsys, store):
     assert not (store / "brief").exists()
 
 
+NOTHING = "brief: nothing active at 2026-06-07T00:00:00Z; no file written\n"
+EMPTY = {"date": "2026-06-07", "now": "2026-06-07T00:00:00Z", "salient": [], "policies": [],
+         "conflicts": [], "pending": [], "faded": []}
+
+
+def test_brief_with_nothing_active_writes_no_file(capsys, tmp_path):
+    s = tmp_path / "empty"
+    write_config(s, '[embedder]\nname = "hashing"\n')
+    assert run(capsys, "--store", str(s), "brief", "--now", "2026-06-07") == (0, "", NOTHING)
+    assert not (s / "brief").exists()
+    rc, out, err = run(capsys, "--store", str(s), "brief", "--now", "2026-06-07", "--json")
+    assert (rc, json.loads(out), err) == (0, EMPTY, NOTHING)
+    assert run(capsys, "--store", str(s), "-q", "brief", "--now", "2026-06-07") == (0, "", "")
+    assert not (s / "brief").exists()
+
+
+def test_brief_with_only_forgotten_memories_writes_no_file(capsys, tmp_path):
+    s = tmp_path / "forgotten"
+    write_config(s, '[embedder]\nname = "hashing"\n')
+    rc, out, _ = run(capsys, "--store", str(s), "remember", "Standup moved to 10", "--now", "2026-06-01")
+    rc, _o, err = run(capsys, "--store", str(s), "forget", out.strip(), "--now", "2026-06-02")
+    assert rc == 0, err
+    assert run(capsys, "--store", str(s), "brief", "--now", "2026-06-07") == (0, "", NOTHING)
+    assert not (s / "brief").exists()
+
+
 def _digest(store: Path) -> str:
     return digest(load_state(Layout(store))[0])
 

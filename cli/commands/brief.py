@@ -3,7 +3,7 @@ from typing import Annotated
 import typer
 
 from ..common import JsonOpt, NowOpt, env
-from ..output import emit_json, write_text
+from ..output import emit_json, note, write_text
 
 HELP = """Write the day's briefing: a short Markdown page of working memory.
 
@@ -11,7 +11,9 @@ The most salient active memories at --now, the active policies with their
 confidence, open conflicts, outcomes still pending, and what faded below the
 distill floor this week. Written to STORE/brief/YYYY-MM-DD.md and printed, for
 a person to read in the morning or an agent to load at start. The same store
-and --now always give the same page."""
+and --now always give the same page. With nothing active, no page is written
+or printed, and a line on stderr says so (--json still prints the empty
+sections)."""
 
 EPILOG = """\b
 Examples:
@@ -25,7 +27,7 @@ def run(
     now: NowOpt = None,
     json: JsonOpt = False,
 ) -> None:
-    from memstore.brief import brief_data, render_markdown
+    from memstore.brief import brief_data, is_empty, render_markdown
     from memstore.store.open import load_state
     from memstore.store.pages import write_brief
 
@@ -34,6 +36,11 @@ def run(
     e = env(now)
     state, _ = load_state(e.layout)
     data = brief_data(state, e.now, e.config)
+    if is_empty(data):  # a page of empty sections is noise in a morning read or a prompt
+        if json:
+            emit_json(data)
+        note(f"brief: nothing active at {e.now}; no file written")
+        return
     text = render_markdown(data)
     if not no_write:
         write_brief(e.layout, data["date"], text)
