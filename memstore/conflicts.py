@@ -105,20 +105,24 @@ def conflict_events(old: Memory, new: Memory, rule: str, now: str, config, detai
 
 
 def policy_conflicts(state, now: str, config) -> list[dict]:
-    """Active policies on one cause with opposite directions: the newer wins (memstore(7), POLICIES)."""
+    """Active policies on one cause with opposite directions, one of them written by a person:
+    a conflict for a person (memstore(7), POLICIES). Two learned ones are settled by the
+    balance of their evidence instead (memstore.distill)."""
     from .policies import cause_key
 
     by_cause: dict[tuple, list[Memory]] = {}
     for m in state.ordered():
-        if m.level == "policy" and m.status == "active":
-            by_cause.setdefault(cause_key(m), []).append(m)
+        if m.level == "policy" and m.status == "active" and (key := cause_key(m)) is not None:
+            by_cause.setdefault(key, []).append(m)  # a rule with no subject has no cause to share
     events: list[dict] = []
     for group in by_cause.values():
         for i, old in enumerate(group):
             for new in group[i + 1:]:
-                if old.direction != new.direction and not settled(old, new) and old.status == "active":
-                    events += conflict_events(old, new, "direction", now, config,
-                                              f"{old.direction} vs {new.direction}")
+                if (old.direction != new.direction and not settled(old, new)
+                        and (old.author is not None or new.author is not None)):
+                    events.append({"op": "conflict", "at": now, "id": conflict_id(old.id, new.id), "old": old.id,
+                                   "new": new.id, "rule": "direction",
+                                   "detail": f"{old.direction} vs {new.direction}"})
     return events
 
 
@@ -136,7 +140,11 @@ def records(events, state) -> list[dict]:
                                      "state": "open", "resolution": None})
         elif e["op"] == "resolve" and e["id"] in out:
             out[e["id"]].update(state="resolved", resolution=e["keep"], resolved_at=e["at"])
-        elif e["op"] == "supersede" and (cid := _settled_conflict(e)) is not None:
+        elif e["op"] == "supersede":
+            cid = _settled_conflict(e)
+            if cid is None:  # a supersede that names no conflict settles the pair's open one
+                cid = next((r["id"] for r in out.values() if r["state"] == "open"
+                            and {r["old"], r["new"]} == {e["old"], e["new"]}), None)
             if cid in out and out[cid]["state"] == "open":
                 out[cid].update(state="superseded", resolved_at=e["at"])
     for rec in out.values():

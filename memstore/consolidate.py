@@ -4,15 +4,20 @@ Three stages, repeated until none has anything left to say (so a second run at
 the same ``now`` appends nothing):
 
 1. expire: short-term records past ``expires_at``;
-2. near-duplicates (memstore(7), CONSOLIDATION): each record recorded within ``lookback_days`` is compared
+2. updates (memstore.beliefs): each record recorded within ``lookback_days`` that says in
+   everyday words that an older belief changed (a new value, a negation, a stop, a
+   cancellation, a replacement) supersedes it, or opens a conflict when the rules are unsure;
+   any kind, with or without a subject;
+3. near-duplicates (memstore(7), CONSOLIDATION): each record recorded within ``lookback_days`` is compared
    with the older active records of its subject and domain (records without a
    subject are only merged when their text is identical, which remember does;
    episodes of different days are different events, see ``comparable``);
    the most similar one (embedder cosine) decides the four-state write:
    reinforce (merge) / add (nothing) / update (supersede) / conflict;
-3. promote: short-term records grouped by subject (else the first 60 characters of
+4. promote: short-term records grouped by subject (else the first 60 characters of
    the text) become one long-term record when (mentions >= min_occurrences or
-   max composite salience >= salience_floor) and mean confidence >= min_confidence.
+   max composite salience >= salience_floor) and mean confidence >= min_confidence;
+   a member in open conflict with a newer member is not a repetition and does not count.
 
 Policy-direction conflicts are checked too (distill creates the policies), and
 abstractions whose every source was superseded or forgotten are retired with them.
@@ -20,8 +25,10 @@ abstractions whose every source was superseded or forgotten are retired with the
 
 from __future__ import annotations
 
+from .beliefs import frame, relation
 from .conflicts import (
     conflict_events,
+    conflict_id,
     contradiction,
     policy_conflicts,
     settled,
@@ -68,9 +75,11 @@ def decide(old: Memory, new: Memory, cosine: float, lower: float, upper: float, 
     """
     if normalize_text(old.text) == normalize_text(new.text):
         return REINFORCE, "same text"
-    if old.kind not in BELIEF_KINDS or new.kind not in BELIEF_KINDS:
-        return (REINFORCE, "near-duplicate") if cosine >= upper else (ADD, "observations, not beliefs")
     rule = contradiction(old.text, new.text)
+    if old.kind not in BELIEF_KINDS or new.kind not in BELIEF_KINDS:
+        if rule:  # a contradiction is never a repetition, however close the wording
+            return ADD, f"observations that differ ({rule})"
+        return (REINFORCE, "near-duplicate") if cosine >= upper else (ADD, "observations, not beliefs")
     if cosine >= lower and rule:
         return CONFLICT, rule
     if cosine >= upper and not (single_valued(old, new, config) and value_swap(old.text, new.text)):
@@ -148,6 +157,56 @@ def _near_duplicates(s, now: str, config, embedder) -> list[dict]:
     return events
 
 
+# Records an update may replace, and records that may update: outcomes are evidence that
+# policies count, never beliefs to correct; abstractions follow their sources (``_retire``).
+_UPDATABLE = ("active", "expired")
+_MAX_CANDIDATES = 20  # older records examined per new one, most shared words first
+
+
+def _updates(s, now: str, config) -> list[dict]:
+    """Newer records that update older beliefs in everyday words (memstore.beliefs)."""
+    since = ts_after(now, -config["consolidate"]["lookback_days"])
+    pool = [m for m in s.ordered() if m.level == "raw" and m.outcome is None and m.status in _UPDATABLE]
+    new = sorted((m for m in pool if m.status == "active" and m.recorded_at >= since), key=_order)
+    if not new:
+        return []
+    postings: dict[str, list[Memory]] = {}
+    for m in pool:
+        for word in _keys(frame(m.text)):
+            postings.setdefault(word, []).append(m)
+    events: list[dict] = []
+    for n in new:
+        n = s.memories[n.id]
+        if n.status != "active":
+            continue
+        shared: dict[str, int] = {}
+        for word in _keys(frame(n.text)):
+            for o in postings.get(word, ()):
+                if o.id != n.id and _order(o) < _order(n):
+                    shared[o.id] = shared.get(o.id, 0) + 1
+        ranked = sorted(shared, key=lambda i: (-shared[i], -s.memories[i].seq, i))  # then newest first
+        for oid in ranked[:_MAX_CANDIDATES]:
+            o = s.memories[oid]
+            if o.status not in _UPDATABLE or settled(o, n):
+                continue
+            verdict = relation(o.text, n.text)
+            if verdict is None:
+                continue
+            if verdict.certain:  # recorded as a conflict settled by the newer side (conflicts --all)
+                batch = conflict_events(o, n, verdict.rule, now, config, verdict.detail)
+            else:  # unsure: a person decides (conflicts resolve)
+                batch = [{"op": "conflict", "at": now, "id": conflict_id(o.id, n.id), "old": o.id,
+                          "new": n.id, "rule": verdict.rule,
+                          "detail": f"unsure: {verdict.detail}"}]
+            apply_stage(s, batch)
+            events += batch
+    return events
+
+
+def _keys(f) -> set:
+    return set(f.words) | {"\x00" + c for c in f.concepts} | set(f.replaced)
+
+
 def _retire(s, now: str, config) -> list[dict]:
     """Abstractions whose every source was superseded or forgotten no longer hold either:
     recall prefers abstractions, so a stale one would keep asserting a replaced fact."""
@@ -176,6 +235,9 @@ def _promote(s, now: str, config) -> list[dict]:
             groups.setdefault(_group_key(m), []).append(m)
     events = []
     for members in groups.values():
+        ids = {m.id for m in members}
+        members = [m for m in members  # the older side of an open conflict is not a repetition
+                   if not any(o in ids and _order(s.memories[o]) > _order(m) for o in m.conflicts_with)]
         mentions = sum(m.mention_count for m in members)
         peak = max(composite(m.salience, m.confidence, weights) for m in members)
         belief = sum(m.confidence for m in members) / len(members)
@@ -202,7 +264,7 @@ def consolidate(state, *, now: str, config, embedder=None) -> list[dict]:
     events: list[dict] = []
     while True:
         batch: list[dict] = []
-        for stage in (_expire, _near_duplicates, _promote, _policy_conflicts, _retire):
+        for stage in (_expire, _updates, _near_duplicates, _promote, _policy_conflicts, _retire):
             found = stage(work, now, config, embedder) if stage is _near_duplicates else stage(work, now, config)
             if stage is not _near_duplicates:
                 apply_stage(work, found)

