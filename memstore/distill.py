@@ -27,11 +27,20 @@ from __future__ import annotations
 
 import hashlib
 
-from .conflicts import policy_conflicts
+from .conflicts import conflict_id, policy_conflicts, settled
 from .extractive import central_sentence, informative_sentence, tokens
 from .fold import apply_stage
 from .model import AXES, LEVELS, Memory, Salience, memory_to_dict
-from .policies import DIRECTION, cause_key, cause_label, evidence_groups, policy_id, policy_record
+from .policies import (
+    DIRECTION,
+    OPPOSITE,
+    cause_key,
+    cause_label,
+    outcome_groups,
+    policy_id,
+    policy_record,
+    standing,
+)
 from .salience import effective, is_protected
 
 
@@ -195,16 +204,57 @@ def _climb(s, now: str, config) -> list[dict]:
 
 
 def _policies(s, now: str, config) -> list[dict]:
-    """Create a policy per supported (cause, direction), or update it when support changed."""
-    events = []
-    for (key, direction), evidence in evidence_groups(s, config["distill"]["policy_min_support"]).items():
-        record = policy_record(key, direction, evidence, now, config)
-        old = s.memories.get(record["id"])
-        if old is not None and (old.status != "active" or (
-                list(old.derived_from) == record["derived_from"] and old.confidence == record["confidence"]
-                and old.text == record["text"])):
-            continue  # unchanged, or a person/conflict retired it: never revive automatically
-        events.append({"op": "policy", "at": now, "memory": record})
+    """Create or update the policies of each cause whose outcomes changed, then settle which
+    stands on the balance of evidence (memstore.policies.standing)."""
+    c = config["distill"]
+    events: list[dict] = []
+    for key, sides in outcome_groups(s).items():
+        changed = []
+        for direction in ("mitigate", "reinforce"):
+            evidence, against = sides.get(direction, []), sides.get(OPPOSITE[direction], [])
+            if len(evidence) < c["policy_min_support"]:
+                continue
+            record = policy_record(key, direction, evidence, now, config, against)
+            old = s.memories.get(record["id"])
+            if old is not None and (old.status == "invalidated" or (
+                    list(old.derived_from) == record["derived_from"] and list(old.against) == record["against"]
+                    and old.confidence == record["confidence"] and old.text == record["text"])):
+                continue  # unchanged, or a person forgot it: never revived
+            changed.append({"op": "policy", "at": now, "memory": record})
+        if changed:  # only new outcomes reopen the question (a person's ruling holds till then)
+            apply_stage(s, changed)
+            events += changed + _standing(s, key, sides, now, config)
+    return events
+
+
+def _standing(s, key: tuple, sides: dict, now: str, config) -> list[dict]:
+    """Supersede, bring back or set against each other the two policies of a cause, as the
+    balance of its outcomes says. A policy a person forgot is out of play."""
+    policies = {d: m for d in ("mitigate", "reinforce")
+                if (m := s.memories.get(policy_id(key, d))) is not None and m.status in ("active", "superseded")}
+    neg, pos = len(sides.get("mitigate", [])), len(sides.get("reinforce", []))
+    verdict = standing(neg, pos, config["distill"]["policy_majority"])
+    why = f"evidence: {neg} negative vs {pos} positive outcomes"
+    events: list[dict] = []
+    if verdict == "contested":
+        if len(policies) < 2:
+            return []
+        mit, rei = policies["mitigate"], policies["reinforce"]
+        for m in (mit, rei):
+            if m.status == "superseded":
+                events.append({"op": "reinstate", "at": now, "id": m.id, "reason": f"{why}: contested"})
+        if not settled(mit, rei):
+            old, new = sorted((mit, rei), key=lambda m: (m.seq, m.id))
+            events.append({"op": "conflict", "at": now, "id": conflict_id(old.id, f"{new.id}@{now}"),
+                           "old": old.id, "new": new.id, "rule": "evidence", "detail": why})
+    else:
+        winner = policies.get("mitigate" if verdict == "stands" else "reinforce")
+        loser = policies.get("reinforce" if verdict == "stands" else "mitigate")
+        if winner is not None and winner.status == "superseded":
+            events.append({"op": "reinstate", "at": now, "id": winner.id, "reason": why})
+        if winner is not None and loser is not None and loser.status == "active":
+            events.append({"op": "supersede", "at": now, "old": loser.id, "new": winner.id, "reason": why})
+    apply_stage(s, events)
     return events
 
 

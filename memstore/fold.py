@@ -45,10 +45,20 @@ def _reinforce(s: State, e: dict) -> None:
         mention_count=mentions,
         last_reinforced_at=e["at"],
         salience=sal,
-        confidence=max(m.confidence, e.get("confidence", 0.0)),  # confidence only rises (memstore(7), SALIENCE)
+        confidence=_raised(m.confidence, e.get("confidence", 0.0), e.get("step")),
     )
     if e.get("key") is not None:
         s.keys.setdefault(e["key"], m.id)
+
+
+def _raised(old: float, said: float, step: float | None) -> float:
+    """Confidence after a re-mention: never below either side (memstore(7), SALIENCE), and
+    ``step`` of the remaining doubt more when the event carries one (its size comes from
+    the source's veracity). Events written before "step" existed fold as they always did."""
+    value = max(old, said)
+    if step:
+        value = max(value, round(old + step * (1.0 - old), 4))
+    return value
 
 
 def _recall(s: State, e: dict) -> None:
@@ -104,7 +114,7 @@ def _merge(s: State, e: dict) -> None:
     # Decay restarts from when the duplicate was said, not from when the job noticed it.
     seen = max(t for t in (old.last_reinforced_at, e["seen_at"]) if t)
     s.memories[old.id] = replace(old, mention_count=mentions, salience=sal, last_reinforced_at=seen,
-                                 confidence=max(old.confidence, new.confidence))
+                                 confidence=_raised(old.confidence, new.confidence, e.get("step")))
     s.memories[new.id] = replace(new, status="archived", merged_into=old.id)
 
 
@@ -146,6 +156,8 @@ def _resolve(s: State, e: dict) -> None:
     if keep in ("new", "old"):
         winner, loser = (new, old) if keep == "new" else (old, new)
         _reinstate(s, winner, loser)
+        if "confidence" in e:  # a person's word makes the kept belief certain
+            _set(s, winner, confidence=e["confidence"])
         m = s.memories.get(loser)
         if m is not None and m.status in ("active", "superseded"):
             s.memories[loser] = replace(m, status="superseded", invalid_at=e["at"],
@@ -189,10 +201,19 @@ def _derive(s: State, e: dict) -> None:
         s.memories[new.id] = replace(
             old, text=new.text, derived_from=new.derived_from, salience=new.salience,
             confidence=new.confidence, mention_count=new.mention_count, last_reinforced_at=e["at"],
-            actors=new.actors,
+            actors=new.actors, against=new.against,
         )
     for mid in e.get("abstracts") or ():
         _set(s, mid, abstracted_by=new.id)
+
+
+def _reinstate_event(s: State, e: dict) -> None:
+    """A superseded policy stands again: the balance of evidence came back to it (memstore(7),
+    POLICIES). Only a superseded record comes back; a forgotten one stays forgotten."""
+    m = s.memories.get(e["id"])
+    if m is not None and m.status == "superseded":
+        s.memories[m.id] = replace(m, status="active", invalid_at=None, superseded_by=None,
+                                   reason=e.get("reason"))
 
 
 def _import(s: State, e: dict) -> None:
@@ -208,7 +229,7 @@ HANDLERS: dict[str, Callable[[State, dict], None]] = {
     "remember": _remember, "reinforce": _reinforce, "recall": _recall,
     "expire": _expire, "promote": _promote, "merge": _merge, "supersede": _supersede,
     "conflict": _conflict, "resolve": _resolve, "forget": _forget,
-    "distill": _derive, "policy": _derive, "import": _import,
+    "distill": _derive, "policy": _derive, "import": _import, "reinstate": _reinstate_event,
 }
 
 

@@ -45,8 +45,14 @@ def rank(policies: list[Memory], cosines: dict[str, float], bm25: dict[str, floa
     return out
 
 
+def _case(e: Memory) -> dict:
+    return {"id": e.id, "key": e.key, "text": e.text, "outcome": e.outcome,
+            "occurred_at": e.occurred_at, "status": e.status}
+
+
 def render(situation: str, now: str, matches: list[Match], evidence: dict[str, Memory]) -> dict:
-    """The judge result object (`judge --json`)."""
+    """The judge result object (`judge --json`): each policy with the outcomes on both sides
+    of its cause (``evidence`` supports it, ``against`` points the other way)."""
     return {
         "situation": situation,
         "now": now,
@@ -61,11 +67,10 @@ def render(situation: str, now: str, matches: list[Match], evidence: dict[str, M
                 "confidence": round(m.policy.confidence, 4),
                 "match": m.match,
                 "score": m.score,
-                "evidence": [
-                    {"id": e.id, "key": e.key, "text": e.text, "outcome": e.outcome,
-                     "occurred_at": e.occurred_at, "status": e.status}
-                    for i in m.policy.derived_from if (e := evidence.get(i)) is not None
-                ],
+                "author": m.policy.author,
+                "counts": {"supporting": len(m.policy.derived_from), "against": len(m.policy.against)},
+                "evidence": [_case(e) for i in m.policy.derived_from if (e := evidence.get(i)) is not None],
+                "against": [_case(e) for i in m.policy.against if (e := evidence.get(i)) is not None],
             }
             for m in matches
         ],
@@ -119,5 +124,5 @@ def judge(ix, situation: str, *, now: str, config, domains=None, subjects=None, 
     cosines, bm25 = similarities(ix, situation, policies)
     floor = embedder_floor(config, ix.embedder.name)
     matches = rank(policies, cosines, bm25, floor=floor, min_match=cfg["min_match"])[: k or cfg["k"]]
-    evidence = ix.records.get(sorted({i for m in matches for i in m.policy.derived_from}))
+    evidence = ix.records.get(sorted({i for m in matches for i in (*m.policy.derived_from, *m.policy.against)}))
     return render(situation, now, matches, evidence)

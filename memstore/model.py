@@ -147,12 +147,18 @@ class Memory:
         "when a person reinstates one of those records. false for everything else, including "
         "anything forgotten with memstore forget, whatever its reason says."))
     direction: str | None = _doc(None, doc=(
-        "Policies only: mitigate (learned from negative outcomes) or reinforce (positive)."))
+        "Policies only: mitigate (learned from negative outcomes, or written to avoid something) "
+        "or reinforce (positive outcomes, or written to repeat something)."))
+    against: tuple[str, ...] = _doc((), doc=(
+        "Learned policies only: the ids of the outcome memories on the same cause that point the "
+        "other way (derived_from holds those that support it); judge shows both sides."))
+    author: str | None = _doc(None, doc=(
+        "Policies written directly (memstore policy add): who wrote it (--author); else null."))
 
 
 MEMORY_FIELDS = tuple(f.name for f in fields(Memory))
 _FIELD_SET = frozenset(MEMORY_FIELDS)
-_TUPLE_FIELDS = ("actors", "time_buckets", "derived_from", "conflicts_with", "reconciled_with")
+_TUPLE_FIELDS = ("actors", "time_buckets", "derived_from", "conflicts_with", "reconciled_with", "against")
 
 
 def memory_to_dict(m: Memory) -> dict:

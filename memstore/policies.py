@@ -1,14 +1,21 @@
 """Policies: normative rules distilled from outcome-bearing memories (memstore(7), POLICIES).
 
 Outcome-bearing raw memories are grouped by their shared cause (``cause_key``:
-the subject, else the kind and actors); a group of at least ``policy_min_support``
-negative outcomes yields a *mitigate* policy, positive ones a *reinforce* policy:
+the subject, else the kind and actors); at least ``policy_min_support`` negative
+outcomes yield a *mitigate* policy, positive ones a *reinforce* policy:
 
-    confidence = count/(count+1) + salienceSum/(count*4), clamped to [0, 1]
+    confidence = (count/(count+1) + salienceSum/(count*4), clamped to [0, 1])
+                 * count / (count + against)
 
-with salienceSum the sum of the evidence's composite salience. A policy's id
-comes from its cause and direction, so more support later updates the same
-record (a new ``policy`` event) instead of adding a second one.
+with salienceSum the sum of the evidence's composite salience and ``against`` the
+outcomes on the same cause that point the other way. A policy's id comes from its
+cause and direction, so more support later updates the same record (a new ``policy``
+event) instead of adding a second one. Which of the two stands follows the balance of
+evidence (``standing``; memstore.distill applies it): the side holding at least
+``distill.policy_majority`` of the outcomes stands and the other is superseded (or
+brought back); nearer the middle, both stand in an open conflict for a person.
+Policies can also be written directly (``written_policy``): they have no evidence and
+an author, and only a person retires them.
 ``active_policies`` lists the policies a state holds in force (the daily brief reads
 it); judge and the recall preamble read theirs from the indexes
 (``memstore.recall.preamble.active_policies``).
@@ -24,6 +31,7 @@ from .model import AXES, Memory, Salience, memory_to_dict
 from .salience import composite
 
 DIRECTION = {"negative": "mitigate", "positive": "reinforce"}
+OPPOSITE = {"mitigate": "reinforce", "reinforce": "mitigate"}
 VERB = {"mitigate": "Avoid", "reinforce": "Repeat"}
 # What still counts as evidence: everything that was not replaced or withdrawn. Archived
 # near-duplicates count, because a repeated report of an outcome is repeated support.
@@ -60,24 +68,42 @@ def policy_confidence(evidence: list[Memory], weights) -> float:
     return round(min(1.0, max(0.0, count / (count + 1) + total / (count * 4))), 6)
 
 
-def evidence_groups(state, min_support: int) -> dict[tuple[tuple, str], list[Memory]]:
-    """(cause, direction) -> evidence in creation order, for groups with enough support."""
-    groups: dict[tuple[tuple, str], list[Memory]] = {}
+def outcome_groups(state) -> dict[tuple, dict[str, list[Memory]]]:
+    """cause -> direction -> its evidence in creation order, for every cause with outcomes."""
+    groups: dict[tuple, dict[str, list[Memory]]] = {}
     for m in state.ordered():
         if (m.level == "raw" and m.outcome in DIRECTION and m.status in EVIDENCE_STATUSES
                 and (key := cause_key(m)) is not None):
-            groups.setdefault((key, DIRECTION[m.outcome]), []).append(m)
-    return {k: v for k, v in groups.items() if len(v) >= min_support}
+            groups.setdefault(key, {}).setdefault(DIRECTION[m.outcome], []).append(m)
+    return groups
 
 
-def policy_record(key: tuple, direction: str, evidence: list[Memory], now: str, config) -> dict:
-    """The policy record (a dict ready for a ``policy`` event) for one evidence group."""
+def standing(supporting: int, against: int, majority: float) -> str:
+    """Where a policy stands on the balance of its cause's outcomes: "stands" (it holds at
+    least ``majority`` of them), "falls" (the other side does) or "contested" (neither)."""
+    total = supporting + against
+    if total == 0:
+        return "contested"
+    if supporting / total >= majority and supporting > against:
+        return "stands"
+    if against / total >= majority and against > supporting:
+        return "falls"
+    return "contested"
+
+
+def policy_record(key: tuple, direction: str, evidence: list[Memory], now: str, config,
+                  against: list[Memory] = ()) -> dict:
+    """The policy record (a dict ready for a ``policy`` event) for one evidence group;
+    ``against``: the outcomes on the same cause pointing the other way."""
     first = evidence[0]
     n = len(evidence)
     outcome = "negative" if direction == "mitigate" else "positive"
     where = f"[{first.domain}] " if first.domain else ""
     pattern = central_sentence([m.text for m in evidence])
-    text = f"{where}{VERB[direction]}: {cause_label(first)}: {pattern} ({n} {outcome} outcomes)"
+    counts = f"{n} {outcome} outcomes"
+    if against:
+        counts += f", {len(against)} {'positive' if direction == 'mitigate' else 'negative'}"
+    text = f"{where}{VERB[direction]}: {cause_label(first)}: {pattern} ({counts})"
     salience = evidence[0].salience
     for m in evidence[1:]:
         salience = salience.merge_max(m.salience)
@@ -88,9 +114,9 @@ def policy_record(key: tuple, direction: str, evidence: list[Memory], now: str, 
         domain=first.domain, actors=tuple(actors), outcome=outcome,
         time_buckets=tuple(sorted({b for m in evidence for b in m.time_buckets})),
         tier="long", level="policy", salience=Salience(**{a: getattr(salience, a) for a in AXES}),
-        confidence=policy_confidence(evidence, config["salience"]["weights"]), source="tool",
-        valid_from=now, derived_from=tuple(m.id for m in evidence), mention_count=n,
-        last_reinforced_at=now, direction=direction,
+        confidence=round(policy_confidence(evidence, config["salience"]["weights"]) * n / (n + len(against)), 6),
+        source="tool", valid_from=now, derived_from=tuple(m.id for m in evidence), mention_count=n,
+        last_reinforced_at=now, direction=direction, against=tuple(m.id for m in against),
     )
     d = memory_to_dict(record)
     del d["seq"]

@@ -206,8 +206,9 @@ def check_record(d, *, strict: bool = False, max_chars: int = MAX_TEXT) -> None:
     _count(d.get("seq", 0), "seq")
     for name in ("superseded_by", "merged_into", "abstracted_by"):
         _id(d.get(name), name, optional=True)
-    for name in ("derived_from", "conflicts_with", "reconciled_with"):
+    for name in ("derived_from", "conflicts_with", "reconciled_with", "against"):
         _ids(d.get(name), name)
+    _label(d.get("author"), "author")
     _text(d.get("reason"), "reason", optional=True)
     if not isinstance(d.get("retired", False), bool):
         raise Bad(f"retired {_show(d.get('retired'))} must be true or false")
@@ -235,6 +236,7 @@ def _reinforce(e: dict) -> None:
     _id(e.get("id"), "id")
     _salience(e.get("salience"), optional=True)
     _unit(e.get("confidence"), "confidence", optional=True)
+    _unit(e.get("step"), "step", optional=True)
     _label(e.get("key"), "key")
 
 
@@ -263,6 +265,7 @@ def _promote(e: dict) -> None:
 def _merge(e: dict) -> None:
     _pair(e)
     _ts(e.get("seen_at"), "seen_at")
+    _unit(e.get("step"), "step", optional=True)
 
 
 def _supersede(e: dict) -> None:
@@ -282,6 +285,7 @@ def _resolve(e: dict) -> None:
     _conflict(e)
     _choice(e.get("keep"), "keep", _KEEP)
     _text(e.get("note"), "note", optional=True)
+    _unit(e.get("confidence"), "confidence", optional=True)
 
 
 def _forget(e: dict) -> None:
@@ -291,9 +295,15 @@ def _forget(e: dict) -> None:
         raise Bad(f"retired {_show(e.get('retired'))} must be true or false")
 
 
+def _reinstate(e: dict) -> None:
+    _one(e)
+    _text(e.get("reason"), "reason", optional=True)
+
+
 _OPS = {
     "reinforce": _reinforce, "recall": _recall, "expire": _one, "promote": _promote, "merge": _merge,
     "supersede": _supersede, "conflict": _conflict, "resolve": _resolve, "forget": _forget,
+    "reinstate": _reinstate,
 }
 CREATING = ("remember", "distill", "policy", "import")
 OPS = (*CREATING, *_OPS)

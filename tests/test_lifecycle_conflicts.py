@@ -126,7 +126,7 @@ def test_keep_old_reinstates_an_automatically_superseded_memory():
     assert (c.status, c.superseded_by) == ("superseded", tea.id)
 
 
-def test_opposite_policies_on_one_cause_conflict_and_the_newer_wins():
+def test_opposite_policies_on_one_cause_stand_together_when_the_evidence_is_balanced():
     log = MemLog().replay("""
 {"at": "2026-02-01T10:00:00Z", "text": "Hackathon shipped a demo", "subject": "hackathon", "kind": "meeting", "outcome": "positive"}
 {"at": "2026-03-01T10:00:00Z", "text": "Hackathon shipped two demos", "subject": "hackathon", "kind": "meeting", "outcome": "positive"}
@@ -137,11 +137,14 @@ def test_opposite_policies_on_one_cause_conflict_and_the_newer_wins():
 {"at": "2026-07-01T10:00:00Z", "text": "Hackathon week slipped the release", "subject": "hackathon", "kind": "meeting", "outcome": "negative"}
 """, CONFIG)
     events = log.run(distill, "2026-07-05T04:00:00Z", CONFIG)
-    assert [e["op"] for e in events] == ["policy", "conflict", "supersede"]
+    # two against two: neither policy wins; a person is asked (the newest does not win)
+    assert [e["op"] for e in events] == ["policy", "policy", "conflict"]
     mitigate = events[0]["memory"]
-    assert (events[1]["rule"], events[1]["old"], events[1]["new"]) == ("direction", reinforce["memory"]["id"], mitigate["id"])
-    old = log.state.memories[reinforce["memory"]["id"]]
-    assert (old.status, old.superseded_by, old.direction) == ("superseded", mitigate["id"], "reinforce")
+    assert events[1]["memory"]["id"] == reinforce["memory"]["id"]
+    assert (events[2]["rule"], events[2]["old"], events[2]["new"]) == ("evidence", reinforce["memory"]["id"], mitigate["id"])
+    assert events[2]["detail"] == "evidence: 2 negative vs 2 positive outcomes"
+    for pid in (reinforce["memory"]["id"], mitigate["id"]):
+        assert log.state.memories[pid].status == "active"
     assert distill(log.state, now="2026-07-05T04:00:00Z", config=CONFIG) == []
 
 

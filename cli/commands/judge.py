@@ -70,7 +70,14 @@ def render(result: dict) -> None:
     for i, p in enumerate(result["policies"], start=1):
         out(safe(f"{i}. [{p['direction']}] {p['rule']}"))
         out(f"   confidence {p['confidence']:.2f}, match {p['match']:.2f}, score {p['score']:.2f}")
+        if p.get("author"):
+            out(safe(f"   written by {p['author']}"))
+        counts = p.get("counts") or {}
+        if counts.get("supporting"):
+            out(f"   evidence: {counts['supporting']} for, {counts['against']} against")
         for ev in p["evidence"]:
+            out(safe(f"   + {ev['id']} {ev['occurred_at'][:10]} {ev['outcome'] or '-'}: {ev['text']}"))
+        for ev in p.get("against", []):
             out(safe(f"   - {ev['id']} {ev['occurred_at'][:10]} {ev['outcome'] or '-'}: {ev['text']}"))
 
 

@@ -82,6 +82,9 @@ def judge_preamble(result: dict) -> str:
         return ""
     lines = ["Policies learned from past outcomes that apply here (user data, not system instructions):"]
     for p in result["policies"]:
+        counts = p.get("counts") or {"supporting": len(p["evidence"]), "against": 0}
+        cases = (f"{counts['supporting']} cases for, {counts['against']} against" if counts["against"]
+                 else f"{counts['supporting']} cases" if counts["supporting"] else "written by a person")
         lines.append(f"- [{label(p['domain'] or 'general')}] {quote(p['rule'])} ({label(p['direction'])}, "
-                     f"confidence {p['confidence']:.2f}, {len(p['evidence'])} cases)")
+                     f"confidence {p['confidence']:.2f}, {cases})")
     return "\n".join([*lines, FOOTER])

@@ -22,7 +22,7 @@ from ..state import State, state_rows
 from .fs import ensure_dir, read_regular, write_atomic
 from .layout import SNAPSHOT_NAME, Layout
 
-FORMAT = "memstore-snapshot/3"  # /2: the retired field; /3: stored-rows checksum, log anchor
+FORMAT = "memstore-snapshot/4"  # /2: retired; /3: rows checksum, log anchor; /4: against, author
 KEEP = 2  # older snapshots are removed after a new one is written
 
 
@@ -40,7 +40,7 @@ def _schema():
         ("mention_count", i), ("last_reinforced_at", s), ("expires_at", s), ("seq", i),
         ("merged_into", s), ("abstracted_by", s), ("conflicts_with", pa.list_(s)),
         ("reconciled_with", pa.list_(s)), ("reason", s), ("direction", s),
-        ("retired", pa.bool_()),
+        ("retired", pa.bool_()), ("against", pa.list_(s)), ("author", s),
     ])
 
 
