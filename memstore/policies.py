@@ -123,6 +123,38 @@ def policy_record(key: tuple, direction: str, evidence: list[Memory], now: str, 
     return d
 
 
+DIRECTION_WORDS = {"mitigate": "mitigate", "avoid": "mitigate", "reinforce": "reinforce", "repeat": "reinforce"}
+
+
+def written_id(rule: str, direction: str, subject: str | None, domain: str | None) -> str:
+    """A written policy's id: from its words, direction and scope (never a raw memory's id)."""
+    from .model import normalize_text
+
+    raw = "\x1f".join(("policy", "written", direction, domain or "", subject or "", normalize_text(rule)))
+    return "m" + hashlib.sha256(raw.encode()).hexdigest()[:15]
+
+
+def written_policy(rule: str, *, direction: str, author: str, now: str, subject: str | None = None,
+                   domain: str | None = None, source: str = "human") -> dict:
+    """The record of a policy a person or an agent writes directly (``memstore policy add``):
+    no evidence, an author, the source's confidence; judge, the preamble and stats use it
+    like a learned one, and only a person retires it (memstore(7), POLICIES)."""
+    from .model import SOURCES
+    from .timeutil import format_minute, parse_ts, time_buckets
+
+    occurred = format_minute(parse_ts(now))
+    record = Memory(
+        id=written_id(rule, direction, subject, domain), text=rule, recorded_at=now, occurred_at=occurred,
+        precision="minute", kind="policy", subject=subject, domain=domain,
+        time_buckets=tuple(time_buckets(occurred, "minute")), tier="long", level="policy",
+        salience=Salience.uniform(0.8), confidence=SOURCES[source], source=source, valid_from=now,
+        last_reinforced_at=now, direction=direction, author=author,
+    )
+    d = memory_to_dict(record)
+    del d["seq"]
+    return d
+
+
 @dataclass(frozen=True)
 class PolicyView:
     """An active policy with its evidence, as judge and the preamble present it."""

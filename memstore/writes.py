@@ -26,6 +26,7 @@ def remember(layout: Layout, drafts: list[Draft], *, now: str, config,
              allow_past: bool = False) -> list[WriteDecision]:
     """Remember validated drafts (one, or a bulk file's, all or nothing); one decision each:
     add, reinforce (same text again), noop (same key again) or skip (a greeting)."""
+    _no_policies(drafts)
     if len(drafts) == 1:  # one write looks up its id and key only, without reading the whole log
         d = drafts[0]
         ids, keys = [memory_id(d.text, d.subject, d.domain)], [d.key] if d.key else []
@@ -38,6 +39,50 @@ def remember(layout: Layout, drafts: list[Draft], *, now: str, config,
         return Plan([d.event for d in decisions if d.event is not None], decisions)
 
     return commit(layout, plan, now, allow_past=allow_past).value
+
+
+def _no_policies(drafts: list[Draft]) -> None:
+    if any(d.kind == "policy" for d in drafts):
+        raise UsageError("a policy needs a rule, a direction and an author, which remember does not take: "
+                         "use memstore policy add RULE --direction avoid|repeat --author NAME")
+
+
+class PolicyAdded(NamedTuple):
+    id: str
+    changed: bool  # False: the same policy was written already
+
+
+def add_policy(layout: Layout, rule: str, *, direction: str, author: str, now: str, config,
+               subject: str | None = None, domain: str | None = None, source: str = "human") -> PolicyAdded:
+    """Record a policy written directly (memstore.policies.written_policy). The same rule,
+    direction and scope again is a no-op; one that a person retired stays retired."""
+    from .policies import DIRECTION_WORDS, written_policy
+    from .remember import validate
+
+    if direction not in DIRECTION_WORDS:
+        raise UsageError(f"--direction {direction!r} is not one of: avoid, repeat (or mitigate, reinforce)")
+    draft = validate({"text": rule, "subject": subject, "domain": domain, "actors": [author], "source": source},
+                     max_chars=config["memory"]["max_text_chars"], options=True)
+    if not draft.actors:
+        raise UsageError("a policy needs an author: --author NAME (who wrote it)")
+    record = written_policy(draft.text, direction=DIRECTION_WORDS[direction], author=draft.actors[0], now=now,
+                            subject=draft.subject, domain=draft.domain, source=draft.source or "human")
+
+    def plan(view: LogView) -> Plan:
+        old = view.state().memories.get(record["id"])
+        if old is not None and old.status == "invalidated":
+            raise UsageError(f"policy {old.id} was retired at {old.invalid_at}; a retired policy stays retired "
+                             "(write the rule in other words to record it again)")
+        if old is not None:
+            return Plan([], PolicyAdded(old.id, False))
+        return Plan([{"op": "policy", "at": now, "memory": record}], PolicyAdded(record["id"], True))
+
+    return commit(layout, plan, now).value
+
+
+def retire_policy(layout: Layout, ref: str, *, now: str, reason: str | None = None) -> Forgotten:
+    """A person retires a policy (learned or written): a forget of a policy record."""
+    return forget(layout, ref, now=now, reason=reason, policy=True)
 
 
 class StageRun(NamedTuple):
@@ -79,11 +124,14 @@ class Forgotten(NamedTuple):
     changed: bool  # False: it was forgotten already
 
 
-def forget(layout: Layout, ref: str, *, now: str, reason: str | None = None) -> Forgotten:
-    """Invalidate a memory (by id or key) from ``now`` on; nothing is deleted."""
+def forget(layout: Layout, ref: str, *, now: str, reason: str | None = None, policy: bool = False) -> Forgotten:
+    """Invalidate a memory (by id or key) from ``now`` on; nothing is deleted. ``policy``:
+    the record must be a policy (memstore policy retire)."""
 
     def plan(view: LogView) -> Plan:
         memory = view.state().resolve(ref)
+        if policy and (memory is None or memory.level != "policy"):
+            raise NotFound(f"no policy with id {ref!r}; list them with `memstore policy list`")
         if memory is None:
             raise NotFound(f"no memory with id or key {ref!r}; list ids with `memstore export` or `memstore log`")
         if memory.status == "invalidated":

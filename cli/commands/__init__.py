@@ -29,6 +29,7 @@ COMMANDS: list[tuple[str, str]] = [
     ("conflicts", "conflicts"),
     ("forget", "forget"),
     ("judge", "judge"),
+    ("policy", "policy"),
     ("stats", "stats"),
     ("brief", "brief"),
     ("log", "log"),

@@ -37,7 +37,8 @@ def _axis(name: str, what: str):
 def run(
     text: Annotated[str | None, typer.Argument(help="The memory's text; '-' or absent reads stdin.")] = None,
     kind: Annotated[str | None, typer.Option(help="note, meeting, decision, incident, deal, preference, "
-                                             "definition, fact, plan, procedure, disambiguation, policy.")] = None,
+                                             "definition, fact, plan, procedure or disambiguation (policies: "
+                                             "memstore policy add).")] = None,
     subject: Annotated[str | None, typer.Option(help="Topic label; groups memories for consolidation.")] = None,
     domain: Annotated[str | None, typer.Option(help="Scope (e.g. eng, personal); recall can filter on it.")] = None,
     actor: Annotated[list[str] | None, typer.Option(help="A person or agent involved (repeatable).")] = None,
