@@ -171,6 +171,8 @@ KEEP = ("new", "old", "both", "dismiss")
 def resolve_event(record: dict, keep: str, now: str, note: str | None = None) -> dict:
     event = {"op": "resolve", "at": now, "id": record["id"], "old": record["old"],
              "new": record["new"], "keep": keep}
+    if keep in ("new", "old"):
+        event["confidence"] = 1.0  # a person's word makes the kept belief certain (memstore(7), CONFLICTS)
     if note:
         event["reason"] = note
     return event

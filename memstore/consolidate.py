@@ -37,6 +37,7 @@ from .conflicts import (
 )
 from .fold import RETIRED, apply_stage
 from .model import AXES, Memory, normalize_text
+from .remember import reinforce_step
 from .salience import composite
 from .timeutil import ts_after
 
@@ -144,7 +145,8 @@ def _near_duplicates(s, now: str, config, embedder) -> list[dict]:
             verdict, rule = decide(old, new, cosine, lower, upper, config)
             if verdict == REINFORCE:
                 batch = [{"op": "merge", "at": now, "old": old.id, "new": new.id, "cosine": cosine,
-                          "seen_at": max(t for t in (new.recorded_at, new.last_reinforced_at) if t)}]
+                          "seen_at": max(t for t in (new.recorded_at, new.last_reinforced_at) if t),
+                          "step": reinforce_step(new.source, config)}]
             elif verdict == UPDATE:
                 batch = [{"op": "supersede", "at": now, "old": old.id, "new": new.id,
                           "reason": f"update (cosine {cosine})"}]

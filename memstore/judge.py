@@ -41,7 +41,8 @@ def rank(policies: list[Memory], cosines: dict[str, float], bm25: dict[str, floa
         match = max(sem, lex)
         if match >= min_match:
             out.append(Match(p, round(match, 4), round(sem, 4), round(lex, 4), round(match * p.confidence, 4)))
-    out.sort(key=lambda m: (-m.score, m.policy.seq, m.policy.id))
+    # confidence breaks ties: of two opposite policies that match alike, the surer comes first
+    out.sort(key=lambda m: (-m.score, -m.policy.confidence, m.policy.seq, m.policy.id))
     return out
 
 

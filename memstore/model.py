@@ -102,7 +102,9 @@ class Memory:
         "actionability (see memstore(7)). Stored undecayed; decay is computed at --now."))
     confidence: float = _doc(1.0, doc=(
         "Belief in the memory, in [0,1]. Set by source (human 1.0, agent 0.7, tool 0.5, imported "
-        "0.6) unless given; only rises on reinforcement."))
+        "0.6) unless given. Each re-mention removes confidence.reinforce_step x the source's "
+        "veracity of the remaining doubt (an agent's 0.7 becomes 0.763, then 0.813); a person's "
+        "conflicts resolve sets the kept belief to 1.0. It never falls on reinforcement."))
     source: str = _doc("human", doc=(
         "Where it came from: human, agent, tool or imported. The abstractions and policies "
         "distill makes are tool."))

@@ -268,6 +268,12 @@ def _expiry(now: str, ttl: float) -> str:
     return ts_after(now, ttl)
 
 
+def reinforce_step(source: str, config) -> float:
+    """How much of the remaining doubt a re-mention removes: confidence.reinforce_step times
+    the source's veracity (a person's word counts more than a tool's; memstore(7), SALIENCE)."""
+    return round(config["confidence"]["reinforce_step"] * SOURCES[source], 4)
+
+
 def decide_writes(drafts: list[Draft], known, now: str, config) -> list[WriteDecision]:
     """Decide each draft's write; later drafts see earlier ones (bulk files repeat themselves)."""
     new_ids: set[str] = set()
@@ -285,7 +291,8 @@ def decide_writes(drafts: list[Draft], known, now: str, config) -> list[WriteDec
             continue
         if memory.id in new_ids or known.has_id(memory.id):
             event = {"op": "reinforce", "at": now, "id": memory.id,
-                     "salience": memory.salience.as_dict(), "confidence": memory.confidence}
+                     "salience": memory.salience.as_dict(), "confidence": memory.confidence,
+                     "step": reinforce_step(memory.source, config)}
             if draft.key is not None:
                 event["key"] = draft.key
                 new_keys[draft.key] = memory.id
