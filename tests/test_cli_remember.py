@@ -157,21 +157,34 @@ def test_explicit_confidence_overrides_source(ms):
     assert (m["memory"]["source"], m["memory"]["confidence"]) == ("agent", 0.2)
 
 
-@pytest.mark.parametrize("text,kind,tier,base", [
-    ("We decided to move billing to Postgres", "decision", "long", 0.8),
-    ("I prefer tea over coffee", "preference", "long", 0.8),
-    ("私は辛いものが好き", "preference", "long", 0.8),
-    ("リリースは金曜にすることに決めた", "decision", "long", 0.8),
-    ("Kafka is a distributed log", "definition", "long", 0.65),
-    ("SLOとはサービスレベル目標のことである", "definition", "long", 0.65),
-    ("Here prod means the EU cluster", "disambiguation", "short", 0.5),
-    ("Call the plumber about the leak", "note", "short", 0.5),
+# The per-kind priors (memstore.classify.PRIORS, memstore(7) SALIENCE), in AXES order:
+# importance, urgency, risk, novelty, emotion, recurrence, actionability. Importance and
+# risk stay under protect_threshold (0.7): no kind alone protects a memory from decay.
+PRIOR = {
+    "decision": (0.65, 0.6, 0.5, 0.6, 0.4, 0.5, 0.85),
+    "preference": (0.6, 0.2, 0.4, 0.5, 0.7, 0.8, 0.6),
+    "definition": (0.65, 0.2, 0.4, 0.6, 0.2, 0.7, 0.5),
+    "fact": (0.65, 0.3, 0.5, 0.6, 0.3, 0.6, 0.5),
+    "disambiguation": (0.5,) * 7,
+    "note": (0.5,) * 7,
+}
+
+
+@pytest.mark.parametrize("text,kind,tier", [
+    ("We decided to move billing to Postgres", "decision", "long"),
+    ("I prefer tea over coffee", "preference", "long"),
+    ("私は辛いものが好き", "preference", "long"),
+    ("リリースは金曜にすることに決めた", "decision", "long"),
+    ("Kafka is a distributed log", "definition", "long"),
+    ("SLOとはサービスレベル目標のことである", "definition", "long"),
+    ("Here prod means the EU cluster", "disambiguation", "short"),
+    ("Call the plumber about the leak", "note", "short"),
 ])
-def test_classifier_sets_kind_tier_and_salience(ms, text, kind, tier, base):
+def test_classifier_sets_kind_tier_and_salience(ms, text, kind, tier):
     [m] = ms("remember", text, "--json").jsonl()
     memory = m["memory"]
     assert (memory["kind"], memory["tier"]) == (kind, tier)
-    assert memory["salience"] == dict.fromkeys(AXES, base)
+    assert memory["salience"] == dict(zip(AXES, PRIOR[kind], strict=True))
     assert memory["expires_at"] == ("2026-06-21T09:30:00Z" if tier == "short" else None)
 
 
@@ -180,7 +193,8 @@ def test_explicit_options_override_the_classifier(ms):
              "--importance", "0.1", "--json").jsonl()
     memory = m["memory"]
     assert (memory["kind"], memory["tier"]) == ("fact", "short")
-    assert memory["salience"] == {**dict.fromkeys(AXES, 0.65), "importance": 0.1}
+    # an explicit --kind gets its kind's prior; the explicit axis wins over it
+    assert memory["salience"] == {**dict(zip(AXES, PRIOR["fact"], strict=True)), "importance": 0.1}
 
 
 # --- the four write outcomes ----------------------------------------------------------------

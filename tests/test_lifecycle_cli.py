@@ -110,13 +110,16 @@ def test_forget_keeps_the_record(ms):
 def test_stats_counts_and_histogram(ms, hashing):
     remember(ms, "Lunch was late today", DAY1)
     remember(ms, "We decided to move billing to Postgres", DAY1, "--subject", "billing")
+    remember(ms, "We decided we must never deploy on Fridays", DAY1, "--subject", "deploys")
     out = ms("stats", "--json", now="2026-03-01T00:00:00Z").json()
-    assert (out["memories"], out["tier"], out["open_conflicts"]) == (2, {"short": 1, "long": 1}, 0)
-    assert out["status"]["active"] == 2 and sum(out["effective"]["bins"]) == 2
-    assert out["effective"]["protected"] == 1  # the decision (importance 0.8)
+    assert (out["memories"], out["tier"], out["open_conflicts"]) == (3, {"short": 1, "long": 2}, 0)
+    assert out["status"]["active"] == 3 and sum(out["effective"]["bins"]) == 3
+    # Only the decision with cue words ("must", "never": importance 0.8) is protected; a plain
+    # decision's prior importance is 0.65, under protect_threshold 0.7 (classify.PRIORS).
+    assert out["effective"]["protected"] == 1
     text = ms("stats", now="2026-03-01T00:00:00Z").out.splitlines()
-    assert text[0] == "memories   2"
-    assert text[1] == "tier       short 1  long 1"
+    assert text[0] == "memories   3"
+    assert text[1] == "tier       short 1  long 2"
     assert len([line for line in text if line.startswith("  0.")]) == 10
 
 
@@ -124,9 +127,12 @@ def test_show_explain(ms):
     mid = remember(ms, "Lunch was late today", DAY1)
     out = ms("show", mid, "--explain", now="2026-01-09T10:00:00Z").out
     assert "salience at 2026-01-09T10:00:00Z: 7 days since last use\n" in out
-    assert "  urgency         0.500    0.10         7d    0.5000    0.2500\n" in out
+    # A note's kind half-life (3 days) caps every axis, urgency's own 7 days too: 0.5 ** (7/3).
+    assert "  urgency         0.500    0.10         3d    0.1984    0.0992\n" in out
     data = ms("show", mid, "--explain", "--json", now="2026-01-09T10:00:00Z").json()["explain"]
-    assert data["at"] == "2026-01-09T10:00:00Z" and data["axes"]["urgency"]["decay"] == 0.5
+    assert data["at"] == "2026-01-09T10:00:00Z"
+    assert data["axes"]["urgency"] == {"value": 0.5, "weight": 0.1, "half_life_days": 3.0, "axis_half_life_days": 7.0,
+                                       "decay": round(0.5 ** (7 / 3), 6), "decayed": round(0.5 * 0.5 ** (7 / 3), 6)}
     assert f"  effective {data['effective']:.4f}\n" in out
 
 
