@@ -213,9 +213,6 @@ def test_near_balanced_evidence_is_a_conflict_not_the_newest_winning(tmp_path):
     assert len(s.conflicts("2026-03-08T09:00:00Z")) == 1
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "bug: resolve --keep old sets the kept policy's confidence to 1.0; the next distill sees it "
-    "differ from the evidence formula, rewrites the policy and reopens the balance without new outcomes"))
 def test_a_persons_resolution_holds_until_new_outcomes(tmp_path):
     s = Store(tmp_path)
     neg, pos = seed(s, 2, 2)
