@@ -84,7 +84,8 @@ _JA_NEG = re.compile(
 
 # "the 15th, not the 12th", 「25日ではなく20日」: a corrected value, not a negated statement.
 _CONTRAST = re.compile(r",\s*(?:and\s+)?not\s+(?:the\s+|a\s+|an\s+)?[\w.:$%/-]+|"
-                       rf"[{CJK_CLASS}\w]{{1,12}}?(?:ではなく|じゃなく)(?:て)?", _I)
+                       r"(?:\d+[^\s、。\d]{0,2}|[\u30a0-\u30ffー]+|[\u4e00-\u9fff々]{1,4}|[A-Za-z]+)(?:ではなく|じゃなく)(?:て)?",
+                       _I)
 _NOT_PREFIX = re.compile(r"^[,\s]*(?:and\s+)?not\b|(?:ではなく|じゃなく)(?:て)?$", _I)
 # "wait no, ...", "no, ...": an interjection, not a negation
 _INTERJECTION = re.compile(r"(?:^|(?<=[\s,.!?]))(?:(?:wait|oh|uh|um|ah|hmm)\s+)?no(?=\s*[,.!])", _I)
@@ -99,7 +100,8 @@ _TIME_WORDS = re.compile(
     r"monday|tuesday|wednesday|thursday|friday|saturday|sunday|weekend|night|time)\b|"
     r"\b(?:yesterday|today|tonight|tomorrow|recently|lately|earlier|ago|a while|soon)\b|"
     r"\b\d+\s+(?:days?|weeks?|months?|years?)\s+ago\b|"
-    r"先週|先月|去年|昨年|今年|今月|今週|来週|来月|昨日|今日|明日|最近|この前|先日|\d+(?:日|週間|か月|ヶ月|年)前",
+    r"先週|先月|去年|昨年|今年|今月|今週|来週|来月|昨日|今日|明日|最近|この前|先日|\d+(?:日|週間|か月|ヶ月|年)前|"
+    r"毎週|毎日|毎朝|毎晩|毎月|毎年|いつも|\bevery (?:day|week|month|morning|night|evening)\b",
     _I)
 # Explicit times (years, quarters, dates): two texts naming different ones are about
 # different times, not an update.
@@ -119,7 +121,9 @@ _REL = re.compile(r"\b(?:my|our|his|her|their)\s+(?:\w+\s+)?(" + "|".join(_RELAT
 _JA_REL = re.compile(r"(姉|兄|妹|弟|母|父|妻|夫|嫁|旦那|息子|娘|友達|友人|上司|同僚|部長|課長|祖母|祖父|彼女|彼氏|家族|両親|"
                      r"いとこ|従兄弟|従姉妹|叔父|叔母|伯父|伯母|甥|姪|孫|おじ|おば)"
                      r"(?:さん|ちゃん|くん)?(?:は|が|も|の)")
-_JA_NAME = re.compile(rf"([{CJK_CLASS}A-Za-z]{{1,8}}?)(?:さん|くん|君|ちゃん|様|氏|先生)")
+_JA_NAME = re.compile(r"([\u4e00-\u9fff々\u30a0-\u30ffー]{1,6}|[A-Z][a-z]+)(?:さん|くん|君|ちゃん|様|氏|先生)")
+# Honorifics on a job, not a name (獣医さん, 大家さん).
+_JA_JOBS = frozenset("獣医 医者 店員 大家 先生 運転手 美容師 担当 上司 お客 客 業者 管理人 受付 看護師 薬剤師".split())
 # A capitalised first word that is not a function word names someone or something.
 _COMMON_START = frozenset("""a an the this that these those it its my our your their his her we i
 there here what when where who why how our user actually btw so and but also now just
@@ -147,7 +151,8 @@ _KANJI_KATA = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff々〆]+|[\u3
 _ROLE = re.compile(
     r"\b(?:lead|leads|leader|head|heads|manager|manages|director|cto|ceo|cfo|coo|vp|engineer|designer|"
     r"intern|owner|owns|chair|captain|pm|admin|maintainer|on-call|oncall|in charge)\b"
-    r"|リーダー|部長|課長|社長|担当|マネージャー|エンジニア|責任者|所属|異動|主任|係長|室長|取締役", re.IGNORECASE)
+    r"|リーダー|部長|課長|社長|担当|マネージャー|エンジニア|責任者|所属|異動|主任|係長|室長|取締役|常務|専務|役員|"
+    r"デザイナー|リサーチャー|メンター|インターン|昇進|就任|転向|\bpromoted\b|\bappointed\b", re.IGNORECASE)
 
 # Single-valued frames: a new value replaces the old even without an update word.
 _SINGLE = re.compile(
@@ -159,7 +164,8 @@ _SINGLE = re.compile(
     r"vegetarian|vegan|married|single|pregnant)\b"
     r"|住|勤め|勤務|働|職|担当|役職|部署|所属|好きな|名前|住所|電話|番号|メール|誕生日|年齢|給料|家賃|"
     r"価格|値段|料金|費用|予算|締め切り|締切|期限|納期|予定|開始|時間|時から|曜日|リーダー|責任者|"
-    r"部長|課長|社長|オフィス|事務所|学校|専攻|バージョン|デフォルト|メイン|プラン|ベジタリアン|菜食",
+    r"部長|課長|社長|オフィス|事務所|学校|専攻|バージョン|デフォルト|メイン|プラン|ベジタリアン|菜食|支社|本社|支店|"
+    r"会場|場所|設定",
     _I)
 
 # A small bilingual concept list: frame words an English memory and its Japanese update share.
@@ -177,8 +183,8 @@ _CONCEPTS = {
     "メール": "メール", "address": "住所", "住所": "住所", "birthday": "誕生日", "誕生日": "誕生日",
     "office": "オフィス", "オフィス": "オフィス", "事務所": "オフィス", "team": "チーム", "チーム": "チーム",
     "meeting": "会議", "会議": "会議", "定例": "会議", "standup": "会議", "sync": "会議",
-    "cell": "電話", "mobile": "電話", "number": "電話", "携帯": "電話", "番号": "電話",
-    "deadline": "期限", "締め切り": "期限", "締切": "期限", "期限": "期限", "納期": "期限",
+    "cell": "電話", "携帯": "電話",
+    "deadline": "期限", "due": "期限", "締め切り": "期限", "締切": "期限", "期限": "期限", "納期": "期限",
     "price": "価格", "価格": "価格", "値段": "価格", "料金": "価格", "cost": "価格", "rent": "家賃",
     "家賃": "家賃", "salary": "給料", "給料": "給料", "manager": "上司", "boss": "上司", "上司": "上司",
     "lead": "リーダー", "leads": "リーダー", "leader": "リーダー", "リーダー": "リーダー",
@@ -226,7 +232,7 @@ class Frame:
     values: frozenset[str]
     concepts: frozenset[str]
     scope: frozenset[str]  # words under a negator
-    stopped: frozenset[str]  # words of the clauses holding a stop or cancel word
+    stopped: tuple[frozenset[str], ...]  # what a stop or cancel word may govern, nearest first
     negated: bool
     markers: frozenset[str]  # "stop", "cancel", "replace", "change"
     replaced: frozenset[str]  # words of the thing a "replace X with Y" / "from X to Y" names
@@ -245,7 +251,8 @@ _VALUE_WORDS = frozenset(_WEEKDAYS + _MONTHS + tuple(d[:3] for d in _WEEKDAYS + 
                          + ("am", "pm", "noon", "midnight"))
 _JA_VALUE = re.compile(r"^(?:[月火水木金土日]曜日?|毎週[月火水木金土日]曜日?)$")
 # Counters and units: they say what sort of value, never which.
-_JA_COUNTERS = frozenset("時分秒円万千百億日月年本錠度階回個人歳才件枚名号番週割")
+_JA_COUNTERS = frozenset("時分秒円万千百億日月年本錠度階回個人歳才件枚名号番週割"
+                         "中的方後前上下内外用等毎全各同今次")  # and suffixes that carry no content
 _NUMBER = re.compile(r"^[$¥€£]?\d[\d,.:/-]*(?:st|nd|rd|th|k|m|am|pm|%)?$", _I)
 
 
@@ -274,24 +281,24 @@ def _value(w: str) -> str | None:
 
 def _content_words(text: str) -> list[str]:
     words = []
-    for tok in _WORD.findall(text):
+    for m in _WORD.finditer(text):
+        tok = m.group()
         low = _CONTRACTION.sub("", tok.casefold())
         if not low:
             continue
         if low[0].isascii():
-            if low in _STOP or len(low) < 2 and not (low.isdigit() or tok.isupper()):
-                continue  # a single capital stays: Room A is not Room C
+            if len(tok) == 1 and tok.isupper() and text[:m.start()].rstrip()[-1:] not in ("", ".", "!", "?", ":"):
+                words.append(low)  # mid-sentence, a capital is a label (会議室A, Room A), not the article
+                continue
+            if low in _STOP or len(low) < 2 and not low.isdigit():
+                continue
             words.append(low)
         else:
             words.extend(m.group(1) for m in _HIRA_NOUN.finditer(tok) if m.group(1) not in _HIRA_STOP)
             for run in _KANJI_KATA.findall(tok):  # hiragana carries grammar, not content
                 if run in _JA_COUNTERS:
                     continue
-                if len(run) > 2 and not run[0] in "ァ-ヿ" and _KANJI_RUN.fullmatch(run):
-                    # a long kanji compound: its pairs, so 毎週水曜 meets 水曜
-                    words.extend(run[i:i + 2] for i in range(len(run) - 1))
-                else:
-                    words.append(run)
+                words.append(run)
     return words
 
 
@@ -311,7 +318,7 @@ _REPLACE_OBJ = re.compile(
     r"rather than|in place of|dropped|ditched|no longer (?:use|using|at|in|on))\s+(?:the\s+|our\s+|my\s+)?"
     r"([\w.+-]+(?:\s+[\w.+-]+)?)"
     r"|\bfrom\s+(?:the\s+|our\s+|my\s+)?([\w.+-]+(?:\s+[\w.+-]+)?)\s+(?:to|over to|into)\b"
-    r"|([{c}A-Za-z0-9]+?)(?:から|をやめて|ではなく|じゃなく)".format(c=CJK_CLASS), _I)
+    r"|([A-Za-z0-9.+-]+|[\u30a0-\u30ffー]+|[\u4e00-\u9fff々]+)(?:さん)?(?:から|をやめて)", _I)
 
 
 def _split(words) -> tuple[frozenset[str], frozenset[str]]:
@@ -344,23 +351,30 @@ def frame(text: str) -> Frame:
         replaced.update(_value(w) or _stem(w) for w in _content_words(obj))
     for start, end in contrast:  # "the 15th, not the 12th": the 12th is what is replaced
         replaced.update(_value(w) or _stem(w) for w in _content_words(_NOT_PREFIX.sub(" ", t[start:end])))
-    negated = (len(_EN_NEG.findall(plain)) + len(_JA_NEG.findall(plain))) % 2 == 1
+    # the statement comes first; a reason after it ("..., it was wrecking my sleep", 「…合わなく
+    # なって」) does not flip it
+    first = _SENTENCE.split(plain.strip(), 1)[0]
+    negated = (len(_EN_NEG.findall(first)) + len(_JA_NEG.findall(first))) % 2 == 1
     scope = set()  # the negated clause: its subject and what the negator governs
     for m in _EN_SCOPE.finditer(plain):
         clause = m.group(1) + " " + m.group(2)
         scope |= _split(_content_words(_strip(clause, _marker_spans(clause) + _time_spans(clause))))[0]
     for m in _JA_SCOPE.finditer(plain):
         scope |= _split(_content_words(_strip(m.group(1), _marker_spans(m.group(1)))))[0]
-    stopped = set()
+    stopped = []  # what a stop word may govern: the words after it, before it, the clause before
     for sort, pattern in _MARKERS:
         if sort in ("stop", "cancel"):
-            for m in pattern.finditer(t):  # what is stopped: the words after the stop word, else before
+            for m in pattern.finditer(t):
                 start = max((c.end() for c in _CLAUSE.finditer(t, 0, m.start())), default=0)
                 end = next((c.start() for c in _CLAUSE.finditer(t, m.end())), len(t))
-                for part in (t[m.end():end], t[start:m.start()]):
+                before = max((c.end() for c in _CLAUSE.finditer(t, 0, max(start - 1, 0))), default=0)
+                parts = [t[m.end():end], t[start:m.start()], t[before:start]]
+                if not m.group()[:1].isascii() or _PASSIVE.search(t[start:m.start()]):
+                    parts[:2] = parts[1::-1]  # 「ジムはやめた」, "4.2 is scrapped": the thing comes first
+                for part in parts:
                     found = _split(_content_words(_strip(part, _marker_spans(part) + _time_spans(part))))
                     if found[0] or found[1]:
-                        stopped |= found[0] | found[1]
+                        stopped.append(found[0] | found[1])
                         break
     times = frozenset(x.casefold() for x in _EXPLICIT_TIME.findall(t))
     stripped = _strip(t, spans + contrast + [m.span() for m in _TIME_WORDS.finditer(t)]
@@ -370,14 +384,17 @@ def frame(text: str) -> Frame:
     order = tuple((_stem(w) if _value(w) is None else "\x00", n)
                   for n, clause in enumerate(_CLAUSE.split(stripped)) for w in _content_words(clause))
     # concepts come from every word, update words included: 引っ越した says where one lives
-    concepts = frozenset([c for w in _content_words(t) if (c := _concept(w)) is not None]
-                         + [c for pattern, c in _CONCEPT_PHRASES if pattern.search(t)])
-    return Frame(words, order, values, concepts, frozenset(scope), frozenset(stopped), negated, frozenset(markers),
+    concepts = frozenset([c for w in raw + _content_words(t) if (c := _concept(w)) is not None]
+                         + [c for pattern, c in _CONCEPT_PHRASES if pattern.search(t)]
+                         + [k for w in raw if (k := _sound(_stem(w))) is not None])
+    return Frame(words, order, values, concepts, frozenset(scope), tuple(stopped), negated, frozenset(markers),
                  frozenset(replaced), _holder(t), times, bool(_SINGLE.search(t)), bool(_ROLE.search(t)),
                  bool(_ALSO.search(t)), bool(re.search(f"[{CJK_CLASS}]", t)))
 
 
-_CLAUSE = re.compile(r"[,.;:!?—–()、。！？：；（）]+")
+_SENTENCE = re.compile(r"(?<=[.!?;])\s+|[。！？]|\s[—–]\s")
+_PASSIVE = re.compile(r"\b(?:is|are|was|were|been|be|got|get|gets|has been|have been)\s*$", _I)
+_CLAUSE = re.compile(r"(?<!\d)\.|\.(?!\d)|[,;:!?—–()、。！？：；（）]+")  # 4.2 is one word
 
 
 def _time_spans(text: str) -> list[tuple[int, int]]:
@@ -427,7 +444,7 @@ def _holder(text: str) -> str:
     rel = _REL.search(text) or _JA_REL.search(text)
     if rel:
         return "rel:" + rel.group(1).casefold()
-    names = {m.group(1) for m in _JA_NAME.finditer(text)}
+    names = {m.group(1).casefold() for m in _JA_NAME.finditer(text) if m.group(1) not in _JA_JOBS}
     names |= {m.group(1).casefold() for m in _POSSESSIVE.finditer(text)
               if m.group(1).casefold() not in _COMMON_START}
     first = _NAME_START.match(text)
@@ -457,6 +474,27 @@ _KANA = dict(zip(
     "ma mi mu me mo ya yu yo ra ri ru re ro wa o n ga gi gu ge go za ji zu ze zo da ji zu de do "
     "ba bi bu be bo pa pi pu pe po".split()))
 _SMALL = {"ャ": "ya", "ュ": "yu", "ョ": "yo", "ァ": "a", "ィ": "i", "ゥ": "u", "ェ": "e", "ォ": "o"}
+
+
+# English spellings folded towards how Japanese writes a loanword (hackathon ハッカソン, Excel
+# エクセル, fasting ファスティング): then both are reduced to their consonants.
+_EN_SOUND = (("ph", "f"), ("th", "s"), ("ck", "k"), ("qu", "k"), ("x", "ks"), ("c", "k"), ("q", "k"),
+             ("l", "r"), ("v", "b"), ("w", ""), ("y", ""), ("h", ""))
+
+
+def _sound(word: str) -> str | None:
+    """A loanword's consonant skeleton ("~hksn" for hackathon and ハッカソン), or None for words
+    too short to tell apart (fewer than three consonants) and for kanji."""
+    if re.fullmatch(r"[\u30a0-\u30ffー]+", word):
+        roman = _romaji(word).replace("h", "")
+    elif re.fullmatch(r"[a-z]{5,}", word):  # shorter words collide (long, ランニング)
+        roman = word
+        for a, b in _EN_SOUND:
+            roman = roman.replace(a, b)
+    else:
+        return None
+    skeleton = re.sub(r"(.)\1+", r"\1", re.sub(r"[aeiou]", "", roman))
+    return "~" + skeleton if len(skeleton) >= 3 else None
 
 
 def _romaji(name: str) -> str:
@@ -505,7 +543,8 @@ def relation(old: str, new: str) -> Verdict | None:
         return None
     # one language updates the other: only the concept list can tell, and it is never sure
     shared = a.concepts & b.concepts
-    v = _lexical(_as_concepts(a), _as_concepts(b)) if len(shared) >= 2 or shared & _FRAME_CONCEPTS else None
+    loanword = any(c.startswith("~") for c in shared) and b.markers & {"stop", "cancel"}  # ハッカソンは中止
+    v = _lexical(_as_concepts(a), _as_concepts(b)) if len(shared) >= 2 or shared & _FRAME_CONCEPTS or loanword else None
     if v is not None and a.cjk != b.cjk:
         return Verdict(False, v.rule, "across languages: " + v.detail)
     return None
@@ -518,6 +557,8 @@ def update_signal(old: str, new: str) -> bool:
     a, b = frame(old), frame(new)
     if not _holders_agree(a.holder, b.holder) or (a.times and b.times and not (a.times & b.times)):
         return False
+    if not (_matching(a.words, b.words) or a.concepts & b.concepts):
+        return False  # nothing in common to update: a neighbour, not a new version
     return bool(b.markers) or a.negated != b.negated or bool(a.values and b.values and a.values != b.values)
 
 
@@ -536,8 +577,9 @@ def _role_holder(a: Frame, b: Frame) -> Verdict | None:
 
 
 def _as_concepts(f: Frame) -> Frame:
-    return Frame(f.concepts, (), frozenset(), f.concepts, f.concepts if f.negated else frozenset(),
-                 f.concepts, f.negated, f.markers, frozenset(), f.holder, f.times, f.single, f.role, f.also, f.cjk)
+    numbers = frozenset(v for v in f.values if v[:1].isdigit())  # 980 is 980 in both languages
+    return Frame(f.concepts, (), numbers, f.concepts, f.concepts if f.negated else frozenset(),
+                 (f.concepts,), f.negated, f.markers, frozenset(), f.holder, f.times, f.single, f.role, f.also, f.cjk)
 
 
 # Concepts that frame a statement on their own: where someone lives, where they work.
@@ -563,31 +605,56 @@ def _slots(f: Frame, only: frozenset[str], shared: frozenset[str], *, near_share
     return runs
 
 
+def _matching(xs, ys, *, loose: bool = False) -> frozenset[str]:
+    """The words of ``xs`` that a word of ``ys`` matches: the same word, or for Japanese runs
+    (never segmented into words) one of two or more characters inside the other (デザイン in
+    デザインチーム); ``loose`` also lets one character end the other (辛 in 中辛, 飲 in 一切飲)."""
+    out = set(xs) & set(ys)
+    for x in set(xs) - out:
+        if not x.isascii() and any(not y.isascii() and _inside(x, y, loose) for y in ys):
+            out.add(x)
+    return frozenset(out)
+
+
+def _inside(x: str, y: str, loose: bool) -> bool:
+    short, long = (x, y) if len(x) <= len(y) else (y, x)
+    if len(short) >= 2:
+        return short in long
+    return loose and long.endswith(short)
+
+
 def _lexical(a: Frame, b: Frame) -> Verdict | None:
-    shared = a.words & b.words
-    if not shared or not a.words or not b.words:
+    shared, shared_b = _matching(a.words, b.words), _matching(b.words, a.words)
+    ids = {v for v in a.values & b.values if not v.isdigit() and not v.isalpha()}  # 4.2, us-east-1
+    if not a.words or not b.words or not (shared or a.concepts & b.concepts or ids):
         return None
-    only_a, only_b = a.words - b.words, b.words - a.words
+    only_a, only_b = a.words - shared, b.words - shared_b
     share = len(shared) / min(len(a.words), len(b.words))
-    word = sorted(shared)[0]
+    word = sorted(shared)[0] if shared else ""
     if a.negated != b.negated:
         # a negated restatement of the same thing: what the negator governs is in the other text
         scope = b.scope if b.negated else a.scope
         other = a.words if b.negated else b.words
-        if scope & other and not scope - other:
-            sure = bool(b.markers) or len(scope & other) >= 2
-            return Verdict(sure, "negation", f"negation flips on {sorted(scope & other)[0]!r}")
-        if not b.markers & {"stop", "cancel"}:
+        inside = _matching(scope, other, loose=True)
+        extra = scope - inside  # a Japanese verb stem (使 in 使ってない) may come along
+        if shared and inside and (not extra or (len(extra) == 1 and len(next(iter(extra))) == 1 and not extra <= set("は"))):
+            sure = bool(b.markers) or len(inside) >= 2
+            return Verdict(sure, "negation", f"negation flips on {sorted(inside)[0]!r}")
+        if not b.markers & {"stop", "cancel", "replace"}:
             return None
     if b.markers & {"stop", "cancel"}:
         # what is stopped is the old thing: most of what the stop word governs is in the old text
-        hit = b.stopped & (a.words | a.values)
-        if hit and len(hit) * 2 >= len(b.stopped):
-            sort = "cancel" if "cancel" in b.markers else "stop"
-            return Verdict(True, sort, f"{sort} of {sorted(hit)[0]!r}")
-    gone = b.replaced & (a.words | a.values)
-    if "replace" in b.markers and gone and not (b.replaced & only_b) and len(gone) * 4 >= len(a.words | a.values):
+        for part in b.stopped:  # what each stop word governs
+            hit = _matching(part, a.words) | {v for v in part & a.values if not v.isdigit()}  # 4.2, not 5
+            if hit and len(hit) * 2 >= len(part):
+                sort = "cancel" if "cancel" in b.markers else "stop"
+                return Verdict(True, sort, f"{sort} of {sorted(hit)[0]!r}")
+    gone = _matching(b.replaced, a.words) | (b.replaced & a.values)
+    if "replace" in b.markers and gone and not (b.replaced & only_b) and (
+            len(gone) * 4 >= len(a.words | a.values) or gone & a.values):  # "the 15th, not the 12th"
         return Verdict(True, "replacement", f"{sorted(gone)[0]!r} replaced")
+    if a.negated != b.negated or not shared:
+        return None
     if a.role and b.role and b.markers and a.holder == b.holder and a.holder.startswith("name:"):
         return Verdict(True, "role", f"new role for {a.holder[5:]!r}")
     if b.also or share < 0.5:
@@ -598,7 +665,7 @@ def _lexical(a: Frame, b: Frame) -> Verdict | None:
     if len(shared) == 1 and max(len(a.words), len(b.words)) > 3:
         return None  # one shared word between longer statements is a topic, not a frame
     slots_a = _slots(a, only_a, shared, near_shared=False)
-    slots_b = _slots(b, only_b, shared, near_shared=True)
+    slots_b = _slots(b, only_b, shared_b, near_shared=True)
     if slots_b > 1 or (slots_a > 1 and slots_b):
         return None  # more than one place differs: another statement on the same words
     if b.markers:

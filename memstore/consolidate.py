@@ -206,7 +206,13 @@ def _updates(s, now: str, config) -> list[dict]:
 
 
 def _keys(f) -> set:
-    return set(f.words) | {"\x00" + c for c in f.concepts} | set(f.replaced)
+    """Posting keys: words, concepts, and the pairs of Japanese runs (beliefs matches 中辛 with
+    辛 and デザイン with デザインチーム, which share a pair or are one character)."""
+    keys = set(f.words) | {"\x00" + c for c in f.concepts} | set(f.replaced)
+    for w in f.words | f.replaced:
+        if not w.isascii() and len(w) > 2:
+            keys.update(w[i:i + 2] for i in range(len(w) - 1))
+    return keys
 
 
 def _retire(s, now: str, config) -> list[dict]:

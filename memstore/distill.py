@@ -217,9 +217,8 @@ def _policies(s, now: str, config) -> list[dict]:
             record = policy_record(key, direction, evidence, now, config, against)
             old = s.memories.get(record["id"])
             if old is not None and (old.status == "invalidated" or (
-                    list(old.derived_from) == record["derived_from"] and list(old.against) == record["against"]
-                    and old.confidence == record["confidence"] and old.text == record["text"])):
-                continue  # unchanged, or a person forgot it: never revived
+                    list(old.derived_from) == record["derived_from"] and list(old.against) == record["against"])):
+                continue  # the same outcomes (a person's ruling on them holds), or a person forgot it
             changed.append({"op": "policy", "at": now, "memory": record})
         if changed:  # only new outcomes reopen the question (a person's ruling holds till then)
             apply_stage(s, changed)

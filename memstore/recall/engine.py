@@ -164,7 +164,7 @@ def _recall(req: Request, ix, *, now: str, config) -> dict:
     if req.as_of is None:
         # what replaced a matching memory answers the question it matched (the graph's
         # supersede edge, followed at once so that the replacement is not left to chance)
-        for seq, of in _replacements(ix, pool).items():
+        for seq, of in _replacements(ix, pool[:SUCCESSOR_SEEDS]).items():
             fused[seq] = max(fused.get(seq, 0.0), fused[of])
             if seq not in pool:
                 pool.append(seq)
@@ -247,14 +247,23 @@ def update_cosine(config, embedder, cjk_old: bool, cjk_new: bool) -> float:
 
 
 def _replacements(ix, pool: list[int]) -> dict[int, int]:
-    """{seq: the candidate it superseded} for the current versions of superseded candidates."""
+    """{seq: the candidate it updates} for what superseded a candidate, and for the newer side
+    of a candidate's open conflict (an update in another language is only ever unsure)."""
     records = ix.records.by_seqs(pool)
-    gone = {m.superseded_by: seq for seq in pool if (m := records.get(seq)) is not None
-            and m.status == "superseded" and m.superseded_by}
+    later: dict[str, int] = {}
+    for seq in pool:
+        m = records.get(seq)
+        if m is None:
+            continue
+        if m.status == "superseded" and m.superseded_by:
+            later.setdefault(m.superseded_by, seq)
+        for other in m.conflicts_with:
+            later.setdefault(other, seq)
     found: dict[int, int] = {}
-    for mid, m in ix.records.get(sorted(gone)).items():
-        if m.status not in HIDDEN and m.seq not in found:
-            found[m.seq] = gone[mid]
+    for mid, m in ix.records.get(sorted(later)).items():
+        of = records[later[mid]]
+        if m.status not in HIDDEN and m.seq not in found and (m.occurred_at, m.seq) > (of.occurred_at, of.seq):
+            found[m.seq] = of.seq
     return found
 
 
