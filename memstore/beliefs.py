@@ -106,7 +106,9 @@ _TIME_WORDS = re.compile(
 # Explicit times (years, quarters, dates): two texts naming different ones are about
 # different times, not an update.
 _EXPLICIT_TIME = re.compile(
-    r"\b(?:19|20)\d{2}\b|\bq[1-4]\b|\d{4}-\d{2}(?:-\d{2})?|(?:19|20)\d{2}年|第[1-4一二三四]四半期", _I)
+    r"\d{4}-\d{2}(?:-\d{2})?|\b(?:19|20)\d{2}\b|\bq[1-4]\b|(?:19|20)\d{2}年|第[1-4一二三四]四半期|"
+    r"\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?\s+\d{1,2}(?:st|nd|rd|th)?\b|"
+    r"\d{1,2}月\d{1,2}日", _I)
 
 # --- holders --------------------------------------------------------------------------------
 _SELF = re.compile(r"\b(?:i|i'm|i've|i'd|i'll|me|my|mine|myself|we|we're|we've|our|us|the user|"
@@ -376,7 +378,7 @@ def frame(text: str) -> Frame:
                     if found[0] or found[1]:
                         stopped.append(found[0] | found[1])
                         break
-    times = frozenset(x.casefold() for x in _EXPLICIT_TIME.findall(t))
+    times = frozenset(_time_key(x) for x in _EXPLICIT_TIME.findall(t))
     stripped = _strip(t, spans + contrast + [m.span() for m in _TIME_WORDS.finditer(t)]
                       + [m.span() for m in _EN_NEG.finditer(t)] + [m.span() for m in _JA_NEG.finditer(t)])
     raw = _content_words(stripped)
@@ -399,6 +401,14 @@ _CLAUSE = re.compile(r"(?<!\d)\.|\.(?!\d)|[,;:!?—–()、。！？：；（）
 
 def _time_spans(text: str) -> list[tuple[int, int]]:
     return [m.span() for m in _TIME_WORDS.finditer(text)]
+
+
+def _time_key(text: str) -> str:
+    """One spelling per explicit time: "July 18th" and "jul. 18" are "jul 18"."""
+    words = text.casefold().replace(".", " ").split()
+    if len(words) == 2 and words[0].isalpha():
+        return f"{words[0][:3]} {re.sub(r'(?<=[0-9])(?:st|nd|rd|th)$', '', words[1])}"
+    return " ".join(words)
 
 
 def _marker_spans(text: str) -> list[tuple[int, int]]:
@@ -472,7 +482,7 @@ _KANA = dict(zip(
     "ガギグゲゴザジズゼゾダヂヅデドバビブベボパピプペポ",
     "a i u e o ka ki ku ke ko sa shi su se so ta chi tsu te to na ni nu ne no ha hi fu he ho "
     "ma mi mu me mo ya yu yo ra ri ru re ro wa o n ga gi gu ge go za ji zu ze zo da ji zu de do "
-    "ba bi bu be bo pa pi pu pe po".split()))
+    "ba bi bu be bo pa pi pu pe po".split(), strict=True))
 _SMALL = {"ャ": "ya", "ュ": "yu", "ョ": "yo", "ァ": "a", "ィ": "i", "ゥ": "u", "ェ": "e", "ォ": "o"}
 
 
@@ -529,8 +539,8 @@ def relation(old: str, new: str) -> Verdict | None:
     a, b = frame(old), frame(new)
     if not _holders_agree(a.holder, b.holder):
         return _role_holder(a, b)
-    if a.times and b.times and not (a.times & b.times):
-        return None  # about different times ("the Q1 review", "the Q2 review")
+    if a.times and b.times and not (a.times & b.times) and not b.markers & {"change", "replace"}:
+        return None  # about different times ("the Q1 review", "the Q2 review"), unless rescheduled
     verdict = _lexical(a, b)
     if verdict is not None:
         return verdict

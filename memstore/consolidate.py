@@ -76,6 +76,8 @@ def decide(old: Memory, new: Memory, cosine: float, lower: float, upper: float, 
     """
     if normalize_text(old.text) == normalize_text(new.text):
         return REINFORCE, "same text"
+    if old.outcome is not None or new.outcome is not None:  # evidence for policies: never replaced
+        return (REINFORCE, "near-duplicate") if cosine >= upper else (ADD, "outcomes are evidence")
     rule = contradiction(old.text, new.text)
     if old.kind not in BELIEF_KINDS or new.kind not in BELIEF_KINDS:
         if rule:  # a contradiction is never a repetition, however close the wording
@@ -168,7 +170,8 @@ _MAX_CANDIDATES = 20  # older records examined per new one, most shared words fi
 def _updates(s, now: str, config) -> list[dict]:
     """Newer records that update older beliefs in everyday words (memstore.beliefs)."""
     since = ts_after(now, -config["consolidate"]["lookback_days"])
-    pool = [m for m in s.ordered() if m.level == "raw" and m.outcome is None and m.status in _UPDATABLE]
+    pool = [m for m in s.ordered() if m.level == "raw" and m.outcome is None and m.status in _UPDATABLE
+            and m.kind not in EPISODIC_KINDS]  # a meeting is an event: the next one does not update it
     new = sorted((m for m in pool if m.status == "active" and m.recorded_at >= since), key=_order)
     if not new:
         return []

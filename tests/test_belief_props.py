@@ -14,7 +14,6 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
@@ -144,9 +143,6 @@ def test_an_update_in_everyday_words_never_supersedes_an_outcome(memories, outco
     _no_outcome_superseded(_with_outcomes(memories, outcomes))
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "bug: consolidate's near-duplicate check supersedes an outcome on a same-day contradiction "
-    "or a second single-valued value on one subject (decide -> CONFLICT); the policy then loses a case"))
 @PROPS
 @example(memories=[{"pair": 0, "side": 0, "day": 0, "subject": "topic", "kind": "preference"},
                    {"pair": 0, "side": 1, "day": 0, "subject": "topic", "kind": "preference"}],

@@ -18,6 +18,7 @@ from .cues import prune
 HIDDEN = ("superseded", "invalidated")  # excluded unless --as-of asks for the past
 DEMOTED = {"expired": 0.8, "archived": 0.8}  # still reachable, ranked lower
 ABSTRACTED = 0.9  # an original whose abstraction exists ranks a little under it
+EPISODES = ("meeting", "incident", "deal")  # events: a later one does not update an earlier one
 STALE = 0.5  # the older of two statements on one frame, before consolidate settles them
 SUCCESSOR_SEEDS = 5  # the best candidates whose newer versions recall looks for ...
 SUCCESSOR_DEPTH = 20  # ... among their nearest neighbours
@@ -278,13 +279,13 @@ def _successors(ix, seeds: list[int], floor, now: str) -> dict[int, int]:
     found: dict[int, int] = {}
     for seq in seeds:
         old, vec = records.get(seq), vecs.get(seq)
-        if old is None or vec is None or old.level != "raw" or old.outcome is not None:
+        if old is None or vec is None or old.level != "raw" or old.outcome is not None or old.kind in EPISODES:
             continue
         hits = [(s, sim) for s, sim in ix.vectors.search(vec, SUCCESSOR_DEPTH) if s != seq]
         near = ix.records.by_seqs([s for s, _ in hits])
         for s, sim in hits:
             new = near.get(s)
-            if (new is None or s in found or new.level != "raw" or new.outcome is not None
+            if (new is None or s in found or new.level != "raw" or new.outcome is not None or new.kind in EPISODES
                     or new.status in HIDDEN or new.recorded_at > now
                     or (new.occurred_at, new.seq) <= (old.occurred_at, old.seq)):
                 continue
@@ -304,7 +305,7 @@ def _stale(candidates: list[Memory], vecs: dict, floor) -> dict[int, str]:
     loses an open conflict to the newer one (lower confidence; a tie goes to the newer)."""
     from ..beliefs import frame, relation, update_signal
 
-    raw = sorted((m for m in candidates if m.level == "raw" and m.outcome is None),
+    raw = sorted((m for m in candidates if m.level == "raw" and m.outcome is None and m.kind not in EPISODES),
                  key=lambda m: (m.occurred_at, m.seq))
     stale: dict[int, str] = {}
     for i, old in enumerate(raw):
