@@ -32,12 +32,30 @@ agent; --source agent for an agent's proposal, which starts at confidence 0.7).
 on the same subject that point opposite ways open a conflict for a person.
 Writing the same rule again changes nothing; prints the policy's id."""
 
-LIST_HELP = """List policies: the active ones, highest confidence first (--all: every one)."""
+ADD_EPILOG = """\b
+Examples:
+  memstore policy add "Never deploy the payment service on Fridays" --direction avoid --author maria --subject "friday deploys"
+  memstore policy add "Pair on every migration" --direction repeat --author review-bot --source agent --domain eng"""
+
+LIST_HELP = """List policies: the active ones, highest confidence first (--all: every one).
+
+Each policy is its id, direction, confidence and status, then who wrote it or the
+outcomes for and against it, then its rule."""
+
+LIST_EPILOG = """\b
+Examples:
+  memstore policy list
+  memstore policy list --all --json"""
 
 RETIRE_HELP = """Retire a policy (learned or written): it stops applying from --now on.
 
 Nothing is deleted; `memstore show ID` keeps its history. Evidence never brings a
 retired policy back."""
+
+RETIRE_EPILOG = """\b
+Examples:
+  memstore policy retire m9e7d0836dae6763 --reason "canary deploys make Fridays safe"
+  memstore policy retire m9e7d0836dae6763 --json"""
 
 
 class _Policy(TyperGroup):
@@ -71,7 +89,7 @@ def _group(ctx: typer.Context) -> None:
                          "memstore policy list, or memstore policy retire ID")
 
 
-@app.command("add", cls=_Add, help=ADD_HELP)
+@app.command("add", cls=_Add, help=ADD_HELP, epilog=ADD_EPILOG)
 def add(
     rule: Annotated[str, typer.Argument(metavar="RULE", help="The rule, in words.")],
     direction: Annotated[str, typer.Option(metavar="avoid|repeat", help="avoid (mitigate) or repeat (reinforce).")],
@@ -97,7 +115,7 @@ def add(
         note("this policy was written already")
 
 
-@app.command("list", help=LIST_HELP)
+@app.command("list", help=LIST_HELP, epilog=LIST_EPILOG)
 def list_(
     all_: Annotated[bool, typer.Option("--all", help="Retired and superseded policies too.")] = False,
     now: NowOpt = None,
@@ -129,7 +147,7 @@ def render(result: dict) -> None:
         note("no policies")
 
 
-@app.command("retire", help=RETIRE_HELP)
+@app.command("retire", help=RETIRE_HELP, epilog=RETIRE_EPILOG)
 def retire(
     ref: Annotated[str, typer.Argument(metavar="ID", help="The policy's id.")],
     reason: Annotated[str | None, typer.Option(help="Why (kept in the log).")] = None,
