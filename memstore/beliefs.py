@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 
 from .cjk import CJK_CLASS
@@ -42,16 +42,16 @@ _I = re.IGNORECASE
 # Each is removed from the content before comparing; its sort tells how the new text updates.
 _EN_MARKERS = (
     ("stop", r"\b(?:stop|stops|stopped|stopping|quit|quits|quitting|gave up|give up|given up|no longer|"
-             r"not any ?more|no more|dropped|ditched|left|retired from|ended|discontinued|sold|"
+             r"not any ?more|no more|ditched|left|retired from|discontinued|sold|"
              r"stepped down|step down|cancel+ed (?:my|our|the) (?:subscription|membership|plan))\b"),
-    ("cancel", r"\b(?:cancel|cancels|cancel+ed|cancel+ing|call(?:ed)? off|scrapped|is off|are off|"
+    ("cancel", r"\b(?:cancel|cancels|cancel+ed|cancel+ing|call(?:ed)? off|scrapped|is off(?!-)|are off(?!-)|"
                r"won'?t happen|not happening|postponed|put on hold|shelved|went virtual)\b"),
     ("replace", r"\b(?:replace|replaces|replaced|replacing|swap|swapped|switch|switches|switched|"
                 r"switching|migrate|migrates|migrated|migrating|move|moves|moved|moving|change|changes|"
                 r"changed|changing|convert(?:ed)?|upgrade[ds]?|downgrade[ds]?|traded|took over|"
                 r"take over|taking over|handed|hand(?:ing)? over|succeeded|instead of|instead|"
                 r"rather than|in place of|over to|gone over|went over|transferred|transfers|"
-                r"relocated|raised|raises|went up|goes up|go up|increased|decreased|bumped|cut)\b"),
+                r"relocated|raised|raises|went up|goes up|go up|increased|decreased|bumped|cut|dropped|ditched)\b"),
     ("change", r"\b(?:actually|anymore|any more|now|nowadays|these days|currently|from now on|"
                r"going forward|since|new|newly|latest|updated?|correction|corrected|correct|"
                r"turns out|it'?s now|became|become|becomes|rescheduled|pushed|oops|sorry|wait|"
@@ -61,7 +61,7 @@ _EN_MARKERS = (
 )
 _JA_MARKERS = (
     ("stop", r"やめ|辞め|止め|卒業し|解約|手放|退職|退会|引退|しなくな|しておらず|"
-             r"行かなくな|飲まなくな|食べなくな|吸わなくな|終了|禁煙|禁酒|断念|諦め"),
+             r"行かなくな|飲まなくな|食べなくな|吸わなくな|廃止|禁煙|禁酒|断念|諦め"),
     ("cancel", r"中止|キャンセル|取りやめ|取り止め|とりやめ|延期|見送|白紙|流れ"),
     ("replace", r"乗り換え|切り替え|切り替わ|置き換え|移行|代わりに|かわりに|交代|引き継|"
                 r"替え|換え|代わ|移し|移動|移さ|移っ|移り|移転|異動|転向|越して|越し"),
@@ -77,7 +77,7 @@ _ALSO = re.compile(r"\b(?:also|too|as well|another|plus|in addition)\b"
                    r"|も(?:よく|また|たまに|時々)?(?:好き|飲|食|使|行|する|やる|して|読)", _I)
 
 # Negators (parity decides a flip). "no longer" and "not anymore" negate too.
-_EN_NEG = re.compile(r"\bno\s+longer\b|\b(?:not|never|no|none|nobody|nothing|neither|nor|cannot|"
+_EN_NEG = re.compile(r"\bno\s+longer\b|\b(?:not|never|no|zero|none|nobody|nothing|neither|nor|cannot|"
                      r"without)\b|n['’]t\b", _I)  # "stopped", "quit": stop words, a rule of their own
 _JA_NEG = re.compile(
     r"(?<![少危])(?:ません|なかった|なければ|しない|ない|なし|なく|ず(?=[、。\s]|$))")  # やめた: a stop word
@@ -167,7 +167,8 @@ _SINGLE = re.compile(
     r"|住|勤め|勤務|働|職|担当|役職|部署|所属|好きな|名前|住所|電話|番号|メール|誕生日|年齢|給料|家賃|"
     r"価格|値段|料金|費用|予算|締め切り|締切|期限|納期|予定|開始|時間|時から|曜日|リーダー|責任者|"
     r"部長|課長|社長|オフィス|事務所|学校|専攻|バージョン|デフォルト|メイン|プラン|ベジタリアン|菜食|支社|本社|支店|"
-    r"会場|場所|設定",
+    r"会場|場所|設定|引っ越|引越|転居|移住|越して|アドレス|[\u4e00-\u9fff]{1,4}部(?![屋品分下])|"
+    r"\b(?:moved|relocated) to\b",
     _I)
 
 # A small bilingual concept list: frame words an English memory and its Japanese update share.
@@ -323,10 +324,15 @@ _REPLACE_OBJ = re.compile(
     r"|([A-Za-z0-9.+-]+|[\u30a0-\u30ffー]+|[\u4e00-\u9fff々]+)(?:さん)?(?:から|をやめて)", _I)
 
 
+# Places read as values: "I live in Tokyo" and "... in Osaka" say one thing with two values.
+_PLACES = frozenset({"東京", "大阪", "京都", "横浜", "名古屋", "福岡", "札幌", "ベルリン", "ロンドン", "パリ",
+                     "シアトル"})
+
+
 def _split(words) -> tuple[frozenset[str], frozenset[str]]:
     frame_words, values = set(), set()
     for w in words:
-        v = _value(w)
+        v = _value(w) or (_CONCEPTS.get(w.casefold()) if _CONCEPTS.get(w.casefold()) in _PLACES else None)
         if v is not None:
             values.add(v)
         elif not _EXPLICIT_TIME.fullmatch(w):
@@ -539,7 +545,7 @@ def relation(old: str, new: str) -> Verdict | None:
     a, b = frame(old), frame(new)
     if not _holders_agree(a.holder, b.holder):
         return _role_holder(a, b)
-    if a.times and b.times and not (a.times & b.times) and not b.markers & {"change", "replace"}:
+    if a.times and b.times and not (a.times & b.times) and not _RESCHEDULED.search(new):
         return None  # about different times ("the Q1 review", "the Q2 review"), unless rescheduled
     verdict = _lexical(a, b)
     if verdict is not None:
@@ -554,22 +560,43 @@ def relation(old: str, new: str) -> Verdict | None:
     # one language updates the other: only the concept list can tell, and it is never sure
     shared = a.concepts & b.concepts
     loanword = any(c.startswith("~") for c in shared) and b.markers & {"stop", "cancel"}  # ハッカソンは中止
-    v = _lexical(_as_concepts(a), _as_concepts(b)) if len(shared) >= 2 or shared & _FRAME_CONCEPTS or loanword else None
+    ca, cb = _as_concepts(a), _as_concepts(b)
+    if shared & _FRAME_CONCEPTS:  # where someone lives or works holds one value
+        ca, cb = replace(ca, single=True), replace(cb, single=True)
+    # without an update word, two texts in two languages on the same things are a translation
+    v = _lexical(ca, cb) if b.markers and (len(shared) >= 2 or shared & _FRAME_CONCEPTS or loanword) else None
     if v is not None and a.cjk != b.cjk:
         return Verdict(False, v.rule, "across languages: " + v.detail)
     return None
 
 
 def update_signal(old: str, new: str) -> bool:
-    """Whether ``new`` reads as an update of ``old`` were they on the same thing (the caller
-    decides that, e.g. by embedder cosine): the same holder and time, and update words, a
-    flipped negation or a different value in ``new``."""
+    """Whether ``new`` reads as an update of ``old`` were the two on the same thing (the caller
+    decides that, e.g. by embedder cosine): the same holder and time, words or concepts in
+    common, and in ``new`` a flipped negation, a stop, a cancellation, a replacement, or a
+    different value with an update word. A restatement with only "updated" or "now" in it
+    does not count: "Eng handbook updated: no deploys on Fridays" restates "Never deploy on
+    Fridays"."""
     a, b = frame(old), frame(new)
     if not _holders_agree(a.holder, b.holder) or (a.times and b.times and not (a.times & b.times)):
         return False
     if not (_matching(a.words, b.words) or a.concepts & b.concepts):
         return False  # nothing in common to update: a neighbour, not a new version
-    return bool(b.markers) or a.negated != b.negated or bool(a.values and b.values and a.values != b.values)
+    if _STILL.search(new):
+        return False  # "confirmed again", 「引き続き」: the same belief, said again
+    values_differ = bool(a.values and b.values and a.values != b.values)
+    # (a flipped negation alone is not enough here: "Friday deploys are off-limits" restates
+    # "never deploy on Fridays"; the rules of relation() look at what the negator governs)
+    return bool(b.markers & {"stop", "cancel", "replace"}) or (values_differ and bool(b.markers))
+
+
+# Words that say a belief still holds: said again, not changed.
+_STILL = re.compile(r"\b(?:still|again|as before|as usual|continues?|confirmed|reminded|reiterated|"
+                    r"remains?|stays?|keeps?)\b|引き続き|相変わらず|改めて|再確認|変わらず", _I)
+
+
+_RESCHEDULED = re.compile(r"\b(?:reschedul\w*|moved|postponed|pushed|changed|correction|wrong|not)\b|"
+                          r"変更|延期|訂正|間違|勘違い|正しくは|ではなく|じゃなく", _I)
 
 
 def _names(f: Frame) -> set[str]:
@@ -656,7 +683,9 @@ def _lexical(a: Frame, b: Frame) -> Verdict | None:
         # what is stopped is the old thing: most of what the stop word governs is in the old text
         for part in b.stopped:  # what each stop word governs
             hit = _matching(part, a.words) | {v for v in part & a.values if not v.isdigit()}  # 4.2, not 5
-            if hit and len(hit) * 2 >= len(part):
+            # most of what is stopped is in the old text, and it is much of what the old text says
+            named = a.holder == b.holder and a.holder.startswith("name:")  # about one person
+            if hit and len(hit) * 2 >= len(part) and (len(hit) * 3 >= len(a.words) or named):
                 sort = "cancel" if "cancel" in b.markers else "stop"
                 return Verdict(True, sort, f"{sort} of {sorted(hit)[0]!r}")
     gone = _matching(b.replaced, a.words) | (b.replaced & a.values)
@@ -678,7 +707,7 @@ def _lexical(a: Frame, b: Frame) -> Verdict | None:
     slots_b = _slots(b, only_b, shared_b, near_shared=True)
     if slots_b > 1 or (slots_a > 1 and slots_b):
         return None  # more than one place differs: another statement on the same words
-    if b.markers:
+    if b.markers and (values_differ or (a.single and b.single)):  # a value, not other words
         return Verdict(True, "value", f"new value for {word!r}")
     if a.single and b.single and (len(shared) >= 2 or a.holder == b.holder != "none"):
         return Verdict(share >= 0.66 and len(shared) >= 2, "value", f"one value for {word!r}")

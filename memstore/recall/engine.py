@@ -20,8 +20,8 @@ DEMOTED = {"expired": 0.8, "archived": 0.8}  # still reachable, ranked lower
 ABSTRACTED = 0.9  # an original whose abstraction exists ranks a little under it
 EPISODES = ("meeting", "incident", "deal")  # events: a later one does not update an earlier one
 STALE = 0.5  # the older of two statements on one frame, before consolidate settles them
-SUCCESSOR_SEEDS = 5  # the best candidates whose newer versions recall looks for ...
-SUCCESSOR_DEPTH = 20  # ... among their nearest neighbours
+LIKELY_STALE = 0.5  # ... or of two the embedder only guesses are on one frame
+SUCCESSOR_SEEDS = 5  # the best candidates whose replacements recall fetches
 BRUTE_FORCE_LIMIT = 20_000  # cue-filtered semantic search scores candidates directly up to this many
 OVERFETCH_LIMIT = 1_000  # ... unless this deep a search of the whole index finds enough of them
 RESULT_FIELDS = ("id", "key", "text", "kind", "subject", "actors", "occurred_at", "recorded_at",
@@ -161,16 +161,11 @@ def _recall(req: Request, ix, *, now: str, config) -> dict:
     fused = fuse.rrf(voices, weights, rc["rrf_k"], scale)
     # only the best-fused candidates are worth fetching and scoring
     pool = sorted(fused, key=lambda s: (-fused[s], s))[: max(60, req.k * 6)]
-    floor = lambda a, b: update_cosine(config, ix.embedder, a, b)  # noqa: E731
     if req.as_of is None:
         # what replaced a matching memory answers the question it matched (the graph's
         # supersede edge, followed at once so that the replacement is not left to chance)
         for seq, of in _replacements(ix, pool[:SUCCESSOR_SEEDS]).items():
             fused[seq] = max(fused.get(seq, 0.0), fused[of])
-            if seq not in pool:
-                pool.append(seq)
-        for seq, of in _successors(ix, pool[:SUCCESSOR_SEEDS], floor, now).items():
-            fused[seq] = max(fused.get(seq, 0.0), fused[of])  # as relevant as what it updates
             if seq not in pool:
                 pool.append(seq)
     records = ix.records.by_seqs(pool)
@@ -196,10 +191,12 @@ def _recall(req: Request, ix, *, now: str, config) -> dict:
     order = sorted(scored, key=lambda s: (-scored[s], s))[: req.k * 3]
     vecs = _vectors(ix, order)
     if req.as_of is None:
+        floor = lambda a, b: update_cosine(config, ix.embedder, a, b)  # noqa: E731
         for seq, why_stale in _stale([records[s] for s in order], vecs, floor).items():
-            scored[seq] *= STALE
+            factor = LIKELY_STALE if why_stale.startswith("likely") else STALE
+            scored[seq] *= factor
             if req.explain:
-                why[seq]["status_factor"] *= STALE
+                why[seq]["status_factor"] *= factor
                 why[seq]["stale"] = why_stale
         order.sort(key=lambda s: (-scored[s], s))
     picked = fuse.mmr(order, scored, vecs, req.k, rc["mmr_lambda"], _redundancy_floor(ix, config))
@@ -235,18 +232,6 @@ def _recall(req: Request, ix, *, now: str, config) -> dict:
     }
 
 
-def update_cosine(config, embedder, cjk_old: bool, cjk_new: bool) -> float:
-    """The cosine from which a newer memory that reads as an update (memstore.beliefs) is
-    taken to be about the same thing as an older one, for this embedder and these scripts
-    (e5 puts any two Japanese texts closer than two English ones)."""
-    rc = config["recall"]
-    if embedder.name.startswith("hashing"):
-        return rc["hashing_update_cosine"]
-    if cjk_old != cjk_new:
-        return rc["update_cosine_cross"]
-    return rc["update_cosine_cjk"] if cjk_old else rc["update_cosine"]
-
-
 def _replacements(ix, pool: list[int]) -> dict[int, int]:
     """{seq: the candidate it updates} for what superseded a candidate, and for the newer side
     of a candidate's open conflict (an update in another language is only ever unsure)."""
@@ -268,41 +253,27 @@ def _replacements(ix, pool: list[int]) -> dict[int, int]:
     return found
 
 
-def _successors(ix, seeds: list[int], floor, now: str) -> dict[int, int]:
-    """{seq: the seed it updates} for newer memories that update one of the best candidates,
-    found among the seed's nearest neighbours: "We moved to Toronto" answers "where does the
-    user live?" through "I live in Lyon", which the question matches better."""
-    from ..beliefs import frame, relation, update_signal
-
-    records = ix.records.by_seqs(seeds)
-    vecs = ix.vectors.vectors(seeds)
-    found: dict[int, int] = {}
-    for seq in seeds:
-        old, vec = records.get(seq), vecs.get(seq)
-        if old is None or vec is None or old.level != "raw" or old.outcome is not None or old.kind in EPISODES:
-            continue
-        hits = [(s, sim) for s, sim in ix.vectors.search(vec, SUCCESSOR_DEPTH) if s != seq]
-        near = ix.records.by_seqs([s for s, _ in hits])
-        for s, sim in hits:
-            new = near.get(s)
-            if (new is None or s in found or new.level != "raw" or new.outcome is not None or new.kind in EPISODES
-                    or new.status in HIDDEN or new.recorded_at > now
-                    or (new.occurred_at, new.seq) <= (old.occurred_at, old.seq)):
-                continue
-            if relation(old.text, new.text) is not None or (
-                    update_signal(old.text, new.text) and sim >= floor(frame(old.text).cjk, frame(new.text).cjk)):
-                found[s] = seq
-    return found
+def update_cosine(config, embedder, cjk_old: bool, cjk_new: bool) -> float:
+    """The cosine from which a newer memory that reads as an update (memstore.beliefs) is
+    taken to be about the same thing as an older one, for this embedder and these scripts
+    (e5 puts any two Japanese texts closer than two English ones)."""
+    rc = config["recall"]
+    if embedder.name.startswith("hashing"):
+        return rc["hashing_update_cosine"]
+    if cjk_old != cjk_new:
+        return rc["update_cosine_cross"]
+    return rc["update_cosine_cjk"] if cjk_old else rc["update_cosine"]
 
 
 def _stale(candidates: list[Memory], vecs: dict, floor) -> dict[int, str]:
     """Candidates that a newer candidate updates, with why: recall ranks the current belief
     first even before the nightly consolidate has superseded the stale one.
 
-    An older memory is stale when the rules of memstore.beliefs say a newer one updates it,
-    when the newer one reads as an update (update words, a flipped negation, a new value)
-    and the embedder puts the two on the same thing (cosine at least ``floor(cjk, cjk)``), or when it
-    loses an open conflict to the newer one (lower confidence; a tie goes to the newer)."""
+    An older memory is stale when the rules of memstore.beliefs say a newer one updates it;
+    when the newer one shares its words, reads as an update (a flipped negation, a stop, a
+    cancellation, a replacement, a new value with an update word: never a restatement) and
+    the embedder puts the two on the same thing (cosine at least ``floor(cjk, cjk)``); or
+    when it loses an open conflict to the newer one (lower confidence; a tie goes to the newer)."""
     from ..beliefs import frame, relation, update_signal
 
     raw = sorted((m for m in candidates if m.level == "raw" and m.outcome is None and m.kind not in EPISODES),
