@@ -1,0 +1,629 @@
+"""Time expressions read from free text, English and Japanese (memstore(1), TIME).
+
+``event_time(text, recorded_at)`` gives the event time a memory's text states, as
+(canonical occurred_at, precision), or None when it states none usable: the caller then
+keeps the record time. ``scan`` yields every expression with its position and kind; the
+recall time cues (memstore.recall.timecues) read questions with the same grammar.
+
+Accepted (any case; dates in UTC; relative ones count back from the record time):
+- absolute: 2024-04-05, 2024/4/5, 2024-04, 2026-W23; "April 5, 2024", "March 3rd",
+  "3 March", "the 3rd of March 2024", "March 2024", "Sept 2021"; "in March" (a full
+  month name after in / back in / during / from / on / early / mid / late); "in 2020",
+  "back in 2019", "during 2020", "from 2019", "circa 2019", "early/mid/late 2020",
+  "mid-2020", "(the) summer (of) 2020"; 2024年4月3日 2024年4月 2020年 2019年の夏 4月3日 3月.
+  A month or day without a year is its occurrence nearest the record time (last, this or
+  next year; a tie goes to the past), so it may lie after the record time.
+- relative: today, earlier today, tonight, this morning|afternoon|evening, yesterday,
+  last night, the day before yesterday; last|past|previous week|month|year; last
+  Tuesday (the latest Tuesday strictly before the record day); Tuesday last week; last
+  March (the latest March before this month); last summer|spring|autumn|fall (the year
+  of the latest one over); N minutes|hours|days|weeks|months|years ago (N: digits or
+  a/an/one..twelve); 今日 本日 今朝 今夜 今晩 昨日 昨夜 昨晩 一昨日 おととい; 先週 先々週
+  先週の火曜(日) 今週の月曜; 先月 先々月 先月の3日; 去年 昨年 一昨年 おととし 去年の3月(3日)
+  今年の3月 去年の夏; 3日前 三日前 十日前 2週間前 1ヶ月前 一か月前 3年前 2時間前.
+Precision is never made up: days, "N weeks ago" and weekdays give a day, months a month,
+years and seasons a year; a week ("last week", 先週) gives the month holding all of it,
+else its year, else nothing.
+
+The first expression in the text decides. These give None (the record time is kept):
+the future (tomorrow, later today, next Tuesday|week|March, "N days from now", 明日
+来週 来月 来年 3日後), the current period (this week|month|year, 今週 今月 今年), bounds
+(since|by|until|before|after a date) and "last winter" / 去年の冬 (which year?). Never
+read as time: a weekday alone ("on Tuesday"), "last resort", "last time", "the last
+one", times of day, durations ("for 3 days", "in 3 days", 3日間), d/m and m/d numbers
+(3/14), vague counts ("a few days ago", "1.5 years ago"), kanji years (二〇二〇年),
+decades and fiscal years (2020年代 2020年度), a number inside a longer number, version,
+id, price or phone number (12020, v2020.1, ABC-2020, $2020, 2,020, 555-2020), and a
+year alone unless after one of the words above (a 2019 MacBook, 2020 units). Years
+outside 1900..2099 count only inside a full date (2024-04-05, "March 1066"): "in 1066"
+is more often a quantity than a date in what agents write. "Jan" alone is a name as
+often as a month (a memory needs a full month name or a date); "may", "march" and "mar"
+are months only when capitalised.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import date, datetime, timedelta
+
+from .timeutil import iso_week, parse_ts
+
+_MONTHS = ["january", "february", "march", "april", "may", "june", "july", "august",
+           "september", "october", "november", "december"]
+_MONTH_NO = {m: i for i, m in enumerate(_MONTHS, start=1)} | {
+    m[:3]: i for i, m in enumerate(_MONTHS, start=1)} | {"sept": 9}
+_WEEKDAYS = ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"]
+_NUM_WORDS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6,
+              "seven": 7, "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12}
+_KANJI = {c: i for i, c in enumerate("一二三四五六七八九", start=1)}
+
+# Written as a trie so that the engine rejects a position on its first letter.
+_MON = ("(?:j(?:an(?:uary)?|u(?:ne?|ly?))|feb(?:ruary)?|ma(?:r(?:ch)?|y)|a(?:pr(?:il)?|ug(?:ust)?)"
+        "|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)")
+_WD = "|".join(_WEEKDAYS)
+_SEASON = "summer|spring|autumn|fall|winter"
+_YEAR_END = r"(?![0-9a-z_]|[.,:/\-]\d|\s*%)"  # not a longer number, 2020s, 2020.1, 2020%
+_DAY_UNITS = "日|週間|週|ヶ月|か月|カ月|ヵ月|ケ月|箇月|年|時間|分"
+
+# One pattern per form, named. Python's re costs ~10 ns per position and alternative
+# even when the first character rules it out, so a single alternation of every form
+# costs 10-25 us on a 90-character line. Instead cheap finders propose start positions
+# (digit runs; the first characters of Japanese words; an English word trie, whose
+# literal first letters let the engine skip positions), and only there the forms of
+# that family are tried. The text is lower-cased first (ignore-case matching is slower).
+# Checks that look left of a match (a word boundary, a number inside an id, "in"
+# before a month) are done in Python on the few matches.
+_D2, _D4, _K = r"\d\d?", r"\d\d\d\d", "[一二三四五六七八九十]"
+_FORMS = {
+    # digits first
+    "iso": rf"(?P<iy>{_D4})(?:-(?P<im>\d\d)(?:-(?P<id>\d\d))?|-w(?P<iw>\d\d)|/(?P<sm>{_D2})/(?P<sd>{_D2}))"
+           r"(?![0-9]|[-/.:]\d)",
+    "ja_date": rf"(?P<jy>{_D4})年(?:(?P<jm>{_D2})月(?:(?P<jd>{_D2})日(?![間前後]))?|(?![前後間度代]))"
+               r"(?:の?(?P<jys>[春夏秋冬]))?",
+    "ja_count": rf"(?P<jc>\d\d?\d?)\s*(?P<jcu>{_DAY_UNITS})(?P<jcd>[前後])",
+    "ja_md": rf"(?P<mm>{_D2})月(?![間前後])(?:(?P<md>{_D2})日(?![間前後]))?",
+    "en_dmy": rf"(?P<dd>{_D2})(?:st|nd|rd|th)?\s+(?:of\s+)?(?P<dm>{_MON})(?![a-z])\.?"
+              rf"(?:,?\s+(?P<dy>{_D4}){_YEAR_END})?",
+    "en_year": rf"(?P<yy>{_D4}){_YEAR_END}",
+    # Japanese words
+    "ja_kcount": rf"(?P<jc>{_K}{_K}?{_K}?)\s*(?P<jcu>{_DAY_UNITS})(?P<jcd>[前後])",
+    "ja_week": r"(?P<jwk>先々週|先週|今週|再来週|来週)(?:の?(?P<jwd>[月火水木金土日])曜日?)?",
+    "ja_month": rf"(?P<jmo>先々月|先月|今月|再来月|来月)(?!度)(?:の?(?P<jmd>{_D2})日(?![間前後]))?",
+    "ja_year": r"(?P<jyr>一昨年|おととし|去年|昨年|今年|再来年|来年)(?!度)"
+               rf"(?:の?(?:(?P<jym>{_D2})月(?:(?P<jyd>{_D2})日(?![間前後]))?|(?P<jyse>[春夏秋冬])))?",
+    "ja_day": r"(?P<jdw>一昨日|おととい|昨日|昨夜|昨晩|今日|本日|今朝|今夜|今晩|明後日|明日)",
+    # English words
+    "en_rel": r"(?P<er>the\s+day\s+(?:before\s+yesterday|after\s+tomorrow)|day\s+after\s+tomorrow|yesterday"
+              r"|tomorrow|later\s+today|earlier\s+(?:today|this\s+(?:morning|afternoon|evening))|today|tonight)\b",
+    "en_last": r"(?P<ld>last|past|previous|next|coming|this)\s+(?P<lu>night|week|month|year|morning|afternoon"
+               rf"|evening|{_WD}|{_SEASON})\b",
+    "en_ago": r"(?P<cd>ago|from\s+now)\b",
+    "en_month": rf"(?P<mn>{_MON})(?![a-z])\.?(?:\s+(?:the\s+)?(?P<mdd>{_D2})(?:st|nd|rd|th)?\b(?![:.,]\d))?"
+                rf"(?:,?\s+(?P<my>{_D4}){_YEAR_END})?",
+}
+_FORM = {name: re.compile(p) for name, p in _FORMS.items()}
+
+
+def _family(*names: str) -> re.Pattern:
+    """The forms as one alternation whose m.lastgroup names the form that matched."""
+    return re.compile("|".join(re.sub(r"\(\?P<\w+>", "(?:", _FORMS[n]) + f"(?P<{n}>)" for n in names))
+
+
+_NOT_BEFORE_NUMBER = set("0123456789abcdefghijklmnopqrstuvwxyz_$€£¥#.,:/+-")
+_NOT_BEFORE_WORD = set("0123456789abcdefghijklmnopqrstuvwxyz_")
+_KANJI_DIGITS = set("0123456789一二三四五六七八九十百千万数")
+
+_FAMILIES = (
+    (re.compile(r"\d+"), _family("iso", "ja_date", "ja_count", "ja_md", "en_dmy", "en_year"),
+     _NOT_BEFORE_NUMBER),
+    (re.compile(r"[一二三四五六七八九十先今再来お去昨本明]"),
+     _family("ja_kcount", "ja_week", "ja_month", "ja_year", "ja_day"), _KANJI_DIGITS),
+    (re.compile(r"a(?:go|pr|ug)|f(?:rom\s+now|eb)|l(?:ast|ater)|p(?:ast|revious)|n(?:ext|ov)|coming"
+                r"|t(?:he\s+day|o(?:day|night|morrow)|his)|yesterday|earlier|d(?:ay\s+after|ec)|j(?:an|u[nl])"
+                r"|ma[ry]|sep|oct"),
+     _family("en_rel", "en_last", "en_ago", "en_month"), _NOT_BEFORE_WORD),
+)
+
+# what may stand left of a match, read backwards from it (search ... endpos=start)
+_YEAR_BEFORE = re.compile(
+    r"(?:\b(?P<yp>back\s+in|in|during|circa|since|by|until|till|before|after|from|between)\s+)?"
+    rf"(?:\b(?P<yq>early|mid|late)[\s-]+|\b(?:the\s+)?(?P<ys>{_SEASON})\s+(?:of\s+)?)?$")
+_MONTH_BEFORE = re.compile(
+    r"\b(?P<mp>back\s+in|in|on|during|since|by|until|till|before|after|from|last|this|next|early|mid|late)"
+    r"[\s-]+(?:the\s+)?(?:(?:early|mid|late)[\s-]+)?$")
+_COUNT_BEFORE = re.compile(rf"\b(?P<cn>\d{{1,3}}|{'|'.join(_NUM_WORDS)})\s+"
+                           r"(?P<cu>minute|hour|day|week|month|year)s?\s+$")
+_WEEKDAY_BEFORE = re.compile(rf"\b(?P<wd>{_WD})\s+$")
+_PUNCT_AFTER = re.compile(r"\s*(?:[?!.,;:)\]」』）。、？！]|$)")
+
+# words that make a year (or a month) the event's own time, and those that make it a bound
+_EVENT_PREP = {"in", "back in", "during", "circa", "from", "on", "early", "mid", "late"}
+_BOUND_PREP = {"since", "by", "until", "till", "before", "after"}
+_CAPITAL_ONLY = {"may", "march", "mar"}  # the verbs and "mar": months only when capitalised
+
+
+@dataclass(frozen=True, slots=True)
+class TimeExpr:
+    """One time expression: ``value`` is YYYY, YYYY-MM, YYYY-MM-DD or YYYY-Www (None when
+    it names no time that can be written down: before year 0001, "last winter", the
+    future). ``kind``: absolute (a calendar date named in the text; may lie after the
+    reference day), relative (counted back from it), current (this week/month/year),
+    future, bound (since/until a date), vague ("last winter") or out_of_range (before year
+    0001 or after 9999)."""
+
+    start: int
+    end: int
+    value: str | None
+    precision: str | None
+    kind: str
+
+
+_ASCII_WORDS = ("ago", "last", "past", "previous", "day", "tonight", "morning", "noon", "evening",
+                "uary", "march", "april", "may", "june", "july", "august", "ember", "october")
+_DIGIT_OR_JA = re.compile(r"[\d日月年週朝夜晩時分]|おとと")
+_DIGITS = b"0123456789"
+
+
+def _may_hold_time(text: str) -> bool:
+    """Cheap necessary condition: every expression that gives an event time holds a digit,
+    one of these kanji or one of these words. (One regex over all of them costs 2-10 us
+    on a 90-character line in CPython's re; substring search costs ~40 ns a word.)"""
+    if text.isascii():
+        raw = text.encode()
+        if len(raw.translate(None, _DIGITS)) != len(raw):
+            return True
+    elif _DIGIT_OR_JA.search(text):
+        return True
+    low = text.lower()
+    return any(w in low for w in _ASCII_WORDS)
+
+
+def event_time(text: str, recorded_at: str) -> tuple[str, str] | None:
+    """The event time the text states: (canonical occurred_at, precision), or None.
+
+    ``recorded_at`` is canonical UTC (YYYY-MM-DDTHH:MM:SSZ); relative expressions count
+    back from it. The first expression in the text decides; one in the future, the
+    current period or a bound gives None (the caller keeps the record time)."""
+    if not _may_hold_time(text):
+        return None
+    for expr in scan(text, recorded_at):
+        return _as_event(expr)
+    return None
+
+
+def _as_event(expr: TimeExpr) -> tuple[str, str] | None:
+    if expr.value is None or expr.kind in ("future", "current", "bound"):
+        return None
+    if expr.precision == "week":
+        return _week_span(expr.value)
+    return expr.value, expr.precision
+
+
+def _week_span(week: str) -> tuple[str, str] | None:
+    """An ISO week as the narrowest month or year holding all of it (precision stays honest)."""
+    monday = date.fromisocalendar(int(week[:4]), int(week[6:]), 1)
+    try:
+        sunday = monday + timedelta(days=6)
+    except OverflowError:
+        return None
+    if (monday.year, monday.month) == (sunday.year, sunday.month):
+        return f"{monday.year:04d}-{monday.month:02d}", "month"
+    if monday.year == sunday.year:
+        return f"{monday.year:04d}", "year"
+    return None
+
+
+def _lower(text: str) -> str:
+    """Lower case, one character for one (so positions match the original text)."""
+    low = text.lower()
+    if len(low) == len(text):
+        return low
+    return "".join(c if len(c.lower()) != 1 else c.lower() for c in text)
+
+
+def scan(text: str, now: datetime | str, *, query: bool = False) -> Iterator[TimeExpr]:
+    """Time expressions in ``text`` in order of appearance, resolved against ``now`` (an
+    aware datetime or canonical UTC text, parsed only when something is found).
+
+    ``query`` reads a question instead of a memory: a month or day without a year is its
+    latest occurrence not after ``now`` (in a memory: the nearest one); a bare year is a
+    cue when the text ends or pauses after it ("what happened in 2020?", "2020"); a month
+    name needs no "in"; "N weeks ago" is that day's week."""
+    low = _lower(text)
+    found = []
+    families = _FAMILIES if not low.isascii() else (_FAMILIES[0], _FAMILIES[2])  # no kanji: skip those
+    for finder, family, banned in families:
+        for start in finder.finditer(low):
+            at = start.start()
+            if at and low[at - 1] in banned and not low.endswith(("mid-", "early-", "late-"), 0, at):
+                continue  # inside a word, id, version or price
+            hit = family.match(low, at)
+            if hit is None:
+                continue
+            if isinstance(now, str):
+                now = parse_ts(now)
+            name = hit.lastgroup
+            try:
+                read = _READERS[name](_FORM[name].match(low, hit.start()), text, now, query)
+            except (OverflowError, ValueError):  # before 0001 or after 9999: named, not writable
+                read = (hit.start(), None, None, "out_of_range")
+            if read is not None:
+                found.append((read[0], -hit.end(), read))
+    found.sort(key=lambda f: (f[0], f[1]))
+    end = 0
+    for start, neg_end, (_, value, precision, kind) in found:
+        if start >= end:  # overlaps are read twice (2024年4月 and 4月): the leftmost, longest wins
+            end = -neg_end
+            yield TimeExpr(start, end, value, precision, kind)
+
+
+def _clear_left(low: str, start: int, banned: set[str]) -> bool:
+    return start == 0 or low[start - 1] not in banned
+
+
+# --- resolution -------------------------------------------------------------------------
+
+def _day(d: date) -> tuple[str, str, str]:
+    return d.isoformat(), "day", "relative"
+
+
+def _month(year: int, month: int, kind: str = "relative") -> tuple[str, str, str]:
+    if not 1 <= year <= 9999:
+        raise OverflowError(year)
+    return f"{year:04d}-{month:02d}", "month", kind
+
+
+def _year(year: int, kind: str = "relative") -> tuple[str, str, str]:
+    if not 1 <= year <= 9999:
+        raise OverflowError(year)
+    return f"{year:04d}", "year", kind
+
+
+_FUTURE = (None, None, "future")
+
+
+def _months_back(today: date, n: int) -> tuple[int, int]:
+    idx = today.year * 12 + today.month - 1 - n
+    return idx // 12, idx % 12 + 1
+
+
+def _absolute_day(year: int, month: int, day: int):
+    try:
+        return date(year, month, day).isoformat(), "day", "absolute"
+    except ValueError:
+        return None  # 2024-02-30: not a day, not a time
+
+
+def _yearless_day(month: int, day: int, today: date, query: bool):
+    if query:  # the latest occurrence not after today (29 February: up to 8 years back)
+        for year in range(today.year, max(today.year - 8, 0), -1):
+            try:
+                d = date(year, month, day)
+            except ValueError:
+                continue
+            if d <= today:
+                return d.isoformat(), "day", "absolute"
+        return None
+    best = None
+    for year in (today.year - 1, today.year, today.year + 1):  # the nearest; ties to the past
+        try:
+            d = date(year, month, day)
+        except ValueError:
+            continue
+        if best is None or abs((d - today).days) < abs((best - today).days):
+            best = d
+    return (best.isoformat(), "day", "absolute") if best else None
+
+
+def _yearless_month(month: int, today: date, query: bool):
+    if not 1 <= month <= 12:
+        return None
+    if query:
+        year = today.year if month <= today.month else today.year - 1
+        return _month(year, month, "absolute")
+    # the nearest occurrence, counted in months; ties to the past
+    here = today.year * 12 + today.month - 1
+    _, year = min((abs(y * 12 + month - 1 - here), y) for y in (today.year - 1, today.year, today.year + 1))
+    return _month(year, month, "absolute")
+
+
+def _week_day(today: date, weeks: int, weekday: int) -> tuple[str | None, str | None, str]:
+    """That weekday of the ISO week ``weeks`` from this one."""
+    d = today - timedelta(days=today.weekday()) + timedelta(days=7 * weeks + weekday)
+    return _FUTURE if d > today else _day(d)
+
+
+def _week(today: date, weeks: int) -> tuple[str | None, str | None, str]:
+    if weeks > 0:
+        return _FUTURE
+    return iso_week(today + timedelta(days=7 * weeks)), "week", "current" if weeks == 0 else "relative"
+
+
+def _season_year(today: date, season: str):
+    """The year of the latest such season over before today (summer: June to August)."""
+    if season == "winter":
+        return None, None, "vague"  # December and the next February: no honest year
+    end = {"spring": 5, "summer": 8, "autumn": 11, "fall": 11}[season]
+    return _year(today.year if today.month > end else today.year - 1)
+
+
+def _num(token: str) -> int:
+    """Digits, an English number word or a kanji numeral up to 九十九 (-1: not a number)."""
+    if token in _NUM_WORDS:
+        return _NUM_WORDS[token]
+    if token.isdecimal():
+        return int(token)
+    tens, ten, ones = token.partition("十")
+    if not ten:
+        return _KANJI[token] if len(token) == 1 else -1
+    if len(tens) > 1 or len(ones) > 1 or "十" in ones or tens == "一":
+        return -1
+    return (_KANJI[tens] if tens else 1) * 10 + (_KANJI[ones] if ones else 0)
+
+
+def _ago(now: datetime, n: int, unit: str, query: bool):
+    today = now.date()
+    if unit in ("minute", "hour"):
+        return _day((now - timedelta(**{unit + "s": n})).date())
+    if unit == "day":
+        return _day(today - timedelta(days=n))
+    if unit == "week":
+        d = today - timedelta(days=7 * n)
+        return (iso_week(d), "week", "relative") if query else _day(d)
+    if unit == "month":
+        return _month(*_months_back(today, n))
+    return _year(today.year - n)
+
+
+def _at(start, found):
+    return None if found is None else (start, *found)
+
+
+def _iso(m, text, now, query):
+    low = m.string
+    if not _clear_left(low, m.start(), _NOT_BEFORE_NUMBER):
+        return None
+    year = int(m["iy"])
+    if year == 0:
+        return None
+    if m["iw"]:
+        week = int(m["iw"])
+        try:
+            date.fromisocalendar(year, week, 1)
+        except ValueError:
+            return None
+        return m.start(), f"{year:04d}-W{week:02d}", "week", "absolute"
+    if m["sm"]:
+        return _at(m.start(), _absolute_day(year, int(m["sm"]), int(m["sd"])))
+    if m["id"]:
+        return _at(m.start(), _absolute_day(year, int(m["im"]), int(m["id"])))
+    month = int(m["im"])
+    return _at(m.start(), _month(year, month, "absolute")) if 1 <= month <= 12 else None
+
+
+def _ja_date(m, text, now, query):
+    if not _clear_left(m.string, m.start(), _NOT_BEFORE_NUMBER):
+        return None
+    year = int(m["jy"])
+    if m["jd"]:
+        found = _absolute_day(year, int(m["jm"]), int(m["jd"]))
+    elif m["jm"]:
+        month = int(m["jm"])
+        found = _month(year, month, "absolute") if 1 <= month <= 12 and year else None
+    else:
+        found = _year(year, "absolute") if 1900 <= year <= 2099 else None
+    return _at(m.start(), found)
+
+
+_JA_UNITS = {"日": "day", "週間": "week", "週": "week", "年": "year", "時間": "hour", "分": "minute"}
+
+
+def _ja_count(m, text, now, query):
+    if not _clear_left(m.string, m.start(), _KANJI_DIGITS):
+        return None
+    n = _num(m["jc"])
+    if n < 0:
+        return None
+    if m["jcd"] == "後":
+        return m.start(), *_FUTURE
+    return m.start(), *_ago(now, n, _JA_UNITS.get(m["jcu"], "month"), query)
+
+
+def _ja_md(m, text, now, query):
+    if not _clear_left(m.string, m.start(), _NOT_BEFORE_NUMBER):
+        return None
+    month = int(m["mm"])
+    if not 1 <= month <= 12:
+        return None
+    if m["md"]:
+        return _at(m.start(), _yearless_day(month, int(m["md"]), now.date(), query))
+    return _at(m.start(), _yearless_month(month, now.date(), query))
+
+
+def _ja_week(m, text, now, query):
+    today = now.date()
+    weeks = {"先々週": -2, "先週": -1, "今週": 0, "来週": 1, "再来週": 2}[m["jwk"]]
+    if m["jwd"]:
+        return m.start(), *_week_day(today, weeks, "月火水木金土日".index(m["jwd"]))
+    return m.start(), *_week(today, weeks)
+
+
+def _ja_month(m, text, now, query):
+    today = now.date()
+    back = {"先々月": 2, "先月": 1, "今月": 0, "来月": -1, "再来月": -2}[m["jmo"]]
+    if back < 0:
+        return m.start(), *_FUTURE
+    year, month = _months_back(today, back)
+    if m["jmd"]:
+        found = _absolute_day(year, month, int(m["jmd"]))
+        if found is None:
+            return None
+        return m.start(), *(_FUTURE if found[0] > today.isoformat() else (found[0], "day", "relative"))
+    return m.start(), *_month(year, month, "current" if back == 0 else "relative")
+
+
+def _ja_year(m, text, now, query):
+    today = now.date()
+    back = {"一昨年": 2, "おととし": 2, "去年": 1, "昨年": 1, "今年": 0, "来年": -1, "再来年": -2}[m["jyr"]]
+    if back < 0:
+        return m.start(), *_FUTURE
+    year = today.year - back
+    if m["jyd"]:
+        return _at(m.start(), _absolute_day(year, int(m["jym"]), int(m["jyd"])))
+    if m["jym"]:
+        month = int(m["jym"])
+        return _at(m.start(), _month(year, month, "absolute")) if 1 <= month <= 12 else None
+    if m["jyse"] == "冬":
+        return m.start(), None, None, "vague"  # 去年の冬: that December, or the one before?
+    if m["jyse"]:
+        return m.start(), *_year(year)
+    return m.start(), *_year(year, "current" if back == 0 else "relative")
+
+
+_JA_DAYS = {"一昨日": -2, "おととい": -2, "昨日": -1, "昨夜": -1, "昨晩": -1, "今日": 0, "本日": 0,
+            "今朝": 0, "今夜": 0, "今晩": 0, "明日": 1, "明後日": 2}
+
+
+def _ja_day(m, text, now, query):
+    shift = _JA_DAYS[m["jdw"]]
+    return m.start(), *(_FUTURE if shift > 0 else _day(now.date() + timedelta(days=shift)))
+
+
+def _en_rel(m, text, now, query):
+    if not _clear_left(m.string, m.start(), _NOT_BEFORE_WORD):
+        return None
+    w = m["er"]
+    if "tomorrow" in w or w.startswith("later"):
+        return m.start(), *_FUTURE
+    shift = -2 if "before" in w else -1 if w == "yesterday" else 0
+    return m.start(), *_day(now.date() + timedelta(days=shift))
+
+
+def _en_last(m, text, now, query):
+    low = m.string
+    if not _clear_left(low, m.start(), _NOT_BEFORE_WORD):
+        return None
+    today = now.date()
+    direction, unit = m["ld"], m["lu"]
+    weeks = {"next": 1, "coming": 1, "this": 0}.get(direction, -1)
+    if unit == "week":
+        wd = _WEEKDAY_BEFORE.search(low, max(0, m.start() - 12), m.start())
+        if wd:  # "Tuesday last week"
+            return wd.start(), *_week_day(today, weeks, _WEEKDAYS.index(wd["wd"]))
+        return m.start(), *_week(today, weeks)
+    if weeks > 0:
+        return m.start(), *_FUTURE
+    last = weeks < 0
+    if unit == "night":
+        return (m.start(), *_day(today - timedelta(days=1))) if direction == "last" else None
+    if unit in ("morning", "afternoon", "evening"):
+        return (m.start(), *_day(today)) if direction == "this" else None
+    if unit in _WEEKDAYS:  # "last Tuesday": the latest one strictly before today ("this Tuesday": unclear)
+        back = (today.weekday() - _WEEKDAYS.index(unit) - 1) % 7 + 1
+        return (m.start(), *_day(today - timedelta(days=back))) if last else None
+    if unit == "month":
+        return m.start(), *_month(*_months_back(today, 1 if last else 0), "relative" if last else "current")
+    if unit == "year":
+        return m.start(), *(_year(today.year - 1) if last else _year(today.year, "current"))
+    return (m.start(), *_season_year(today, unit)) if last else None
+
+
+def _en_ago(m, text, now, query):
+    low = m.string
+    c = _COUNT_BEFORE.search(low, max(0, m.start() - 24), m.start())
+    if c is None or not _clear_left(low, c.start(), _NOT_BEFORE_NUMBER):
+        return None
+    if m["cd"] != "ago":
+        return c.start(), *_FUTURE
+    return c.start(), *_ago(now, _num(c["cn"]), c["cu"], query)
+
+
+def _month_token_ok(token: str, query: bool, context: bool) -> bool:
+    low = token.lower()
+    if low in _CAPITAL_ONLY and not token[0].isupper():
+        return query and context and low != "mar"  # "in may" in a question is still May
+    return True
+
+
+def _en_month(m, text, now, query):
+    low = m.string
+    if not _clear_left(low, m.start(), _NOT_BEFORE_WORD):
+        return None
+    today = now.date()
+    name = low[m.start("mn"):m.end("mn")]
+    token = text[m.start("mn"):m.end("mn")]
+    before = _MONTH_BEFORE.search(low, max(0, m.start() - 24), m.start())
+    start, pre = (before.start(), " ".join(before["mp"].split())) if before else (m.start(), "")
+    month = _MONTH_NO[name]
+    if not _month_token_ok(token, query, bool(pre or m["mdd"] or m["my"])):
+        return None
+    if not (query or m["mdd"] or m["my"] or name in _MONTHS or pre == "last"):
+        return None  # a memory: "Jan" alone is as often a name as a month
+    if pre == "next":
+        return start, *_FUTURE
+    if m["mdd"] and m["my"]:
+        found = _absolute_day(int(m["my"]), month, int(m["mdd"]))
+    elif m["mdd"]:
+        found = _yearless_day(month, int(m["mdd"]), today, query)
+    elif m["my"]:
+        year = int(m["my"])
+        found = _month(year, month, "absolute") if year else None
+    elif pre == "last":  # the latest such month strictly before this one
+        return start, *_month(today.year if month < today.month else today.year - 1, month)
+    elif pre == "this":
+        return start, *_month(today.year, month, "absolute")
+    elif query:
+        # a month name alone is a cue in a question; the verbs need "in May"
+        found = None if name in _CAPITAL_ONLY and not pre else _yearless_month(month, today, query)
+    elif pre in _EVENT_PREP or pre in _BOUND_PREP:
+        found = _yearless_month(month, today, query)  # a memory: "in March", not "March" alone
+    else:
+        return None
+    if found is None:
+        return None
+    return start, found[0], found[1], "bound" if pre in _BOUND_PREP else "absolute"
+
+
+def _en_dmy(m, text, now, query):
+    if not _clear_left(m.string, m.start(), _NOT_BEFORE_NUMBER):
+        return None
+    if not _month_token_ok(text[m.start("dm"):m.end("dm")], query, False):
+        return None
+    month, day = _MONTH_NO[m["dm"]], int(m["dd"])
+    if m["dy"]:
+        return _at(m.start(), _absolute_day(int(m["dy"]), month, day))
+    return _at(m.start(), _yearless_day(month, day, now.date(), query))
+
+
+def _en_year(m, text, now, query):
+    low = m.string
+    year = int(m["yy"])
+    if not 1900 <= year <= 2099:
+        return None
+    if not _clear_left(low, m.start(), _NOT_BEFORE_NUMBER) and low[m.start() - 1] != "-":
+        return None
+    b = _YEAR_BEFORE.search(low, max(0, m.start() - 32), m.start())
+    pre = " ".join((b["yp"] or "").split())
+    if low[m.start() - 1:m.start()] == "-" and not b["yq"]:
+        return None  # ABC-2020, 555-2020; only "mid-2020" has a dash
+    if pre in _BOUND_PREP:
+        return b.start(), *_year(year, "bound")
+    if b["yq"] or b["ys"] or pre in _EVENT_PREP:
+        return b.start(), *_year(year, "absolute")
+    if not query:
+        return None  # a 2019 MacBook, 2020 units, "of 2020": not an event's time
+    if low[:m.start()].rstrip(" ()")[-1:].isdigit():
+        return None  # the end of a phone number
+    if pre or _PUNCT_AFTER.match(low, m.end()):
+        return b.start(), *_year(year, "absolute")
+    return None
+
+
+_READERS = {
+    "iso": _iso, "ja_date": _ja_date, "ja_count": _ja_count, "ja_kcount": _ja_count, "ja_md": _ja_md, "ja_week": _ja_week,
+    "ja_month": _ja_month, "ja_year": _ja_year, "ja_day": _ja_day, "en_rel": _en_rel,
+    "en_last": _en_last, "en_ago": _en_ago, "en_month": _en_month, "en_dmy": _en_dmy,
+    "en_year": _en_year,
+}

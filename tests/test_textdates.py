@@ -1,0 +1,240 @@
+"""Event time read from a memory's text (memstore.textdates), English and Japanese."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from memstore.textdates import _as_event, _may_hold_time, event_time, scan
+from memstore.timeutil import format_ts, occurred_start, parse_occurred, parse_ts
+
+R = "2026-06-10T09:00:00Z"  # a Wednesday in ISO week 24
+NEW_YEAR = "2026-01-02T10:00:00Z"  # a Friday in ISO week 1 of 2026 (which starts on 29 December)
+
+
+@pytest.mark.parametrize("text,expected", [
+    # absolute: years
+    ("In 2020 we moved the office to Berlin", ("2020", "year")),
+    ("back in 2019 the team was five people", ("2019", "year")),
+    ("during 2021 we ran on bare metal", ("2021", "year")),
+    ("in early 2019 the pilot started", ("2019", "year")),
+    ("revenue doubled mid-2020", ("2020", "year")),
+    ("the summer of 2018 was the first offsite", ("2018", "year")),
+    ("2020年に東京へ引っ越した", ("2020", "year")),
+    ("２０２０年に東京へ", ("2020", "year")),
+    ("2019年の夏に入社", ("2019", "year")),
+    # absolute: months
+    ("in March 2024 we switched vendors", ("2024-03", "month")),
+    ("March 2024: the vendor switch", ("2024-03", "month")),
+    ("Sept 2021 was the launch", ("2021-09", "month")),
+    ("2024年4月に異動した", ("2024-04", "month")),
+    ("2024-04 release notes", ("2024-04", "month")),
+    # absolute: days
+    ("on March 3 we met the auditors", ("2026-03-03", "day")),
+    ("shipped it March 3rd", ("2026-03-03", "day")),
+    ("shipped it 3 March", ("2026-03-03", "day")),
+    ("the 3rd of March 2024 outage", ("2024-03-03", "day")),
+    ("April 5, 2024 was the cutover", ("2024-04-05", "day")),
+    ("Sept. 9, 2021 kickoff", ("2021-09-09", "day")),
+    ("2024-04-05 release", ("2024-04-05", "day")),
+    ("2024/4/5 にリリース", ("2024-04-05", "day")),
+    ("2024年4月3日に契約", ("2024-04-03", "day")),
+    ("4月3日に契約した", ("2026-04-03", "day")),
+    # a month or day without a year: the nearest occurrence (here in the future)
+    ("the summit on July 3", ("2026-07-03", "day")),
+    ("in December we froze hiring", ("2025-12", "month")),  # 6 months either way: the past
+    ("in August we froze hiring", ("2026-08", "month")),
+    # relative to the record time
+    ("yesterday the deploy failed", ("2026-06-09", "day")),
+    ("the day before yesterday", ("2026-06-08", "day")),
+    ("today we agreed on Postgres", ("2026-06-10", "day")),
+    ("earlier today the build broke", ("2026-06-10", "day")),
+    ("this morning the pager went off", ("2026-06-10", "day")),
+    ("tonight the backup ran long", ("2026-06-10", "day")),
+    ("last night the backup ran long", ("2026-06-09", "day")),
+    ("last Tuesday Bob left", ("2026-06-09", "day")),
+    ("last Wednesday Bob left", ("2026-06-03", "day")),  # strictly before the record day
+    ("Tuesday last week we met", ("2026-06-02", "day")),
+    ("two weeks ago Bob switched teams", ("2026-05-27", "day")),
+    ("2 weeks ago Bob switched teams", ("2026-05-27", "day")),
+    ("3 days ago", ("2026-06-07", "day")),
+    ("2 hours ago the alert fired", ("2026-06-10", "day")),
+    ("a month ago", ("2026-05", "month")),
+    ("18 months ago", ("2024-12", "month")),
+    ("a year ago", ("2025", "year")),
+    ("last month the bill doubled", ("2026-05", "month")),
+    ("last year the bill doubled", ("2025", "year")),
+    ("last week the bill doubled", ("2026-06", "month")),  # 1-7 June: one month holds it
+    ("last May we hired two people", ("2026-05", "month")),
+    ("last summer we went to Kyoto", ("2025", "year")),  # a season: the year only
+    ("昨日の会議でリリース日を決めた", ("2026-06-09", "day")),
+    ("一昨日に障害", ("2026-06-08", "day")),
+    ("おととい障害", ("2026-06-08", "day")),
+    ("今日は在宅", ("2026-06-10", "day")),
+    ("今朝サーバーが落ちた", ("2026-06-10", "day")),
+    ("昨夜のバッチ", ("2026-06-09", "day")),
+    ("先週の火曜に障害が発生した", ("2026-06-02", "day")),
+    ("先週の火曜日に障害", ("2026-06-02", "day")),
+    ("今週の月曜に障害", ("2026-06-08", "day")),
+    ("3日前に連絡があった", ("2026-06-07", "day")),
+    ("三日前に連絡", ("2026-06-07", "day")),
+    ("十日前に連絡", ("2026-05-31", "day")),
+    ("３日前に連絡", ("2026-06-07", "day")),
+    ("2週間前に移行", ("2026-05-27", "day")),
+    ("1ヶ月前に移行", ("2026-05", "month")),
+    ("1か月前に移行", ("2026-05", "month")),
+    ("一ヶ月前に移行", ("2026-05", "month")),
+    ("3年前に入社", ("2023", "year")),
+    ("先月の決定", ("2026-05", "month")),
+    ("先月の3日に決定", ("2026-05-03", "day")),
+    ("先週に決定", ("2026-06", "month")),
+    ("去年は大阪にいた", ("2025", "year")),
+    ("昨年の売上", ("2025", "year")),
+    ("一昨年の売上", ("2024", "year")),
+    ("今年の3月に移転", ("2026-03", "month")),
+    ("去年の3月3日に移転", ("2025-03-03", "day")),
+    ("去年の夏に京都へ", ("2025", "year")),
+    # the first expression decides
+    ("In 2020, and again yesterday", ("2020", "year")),
+    ("Yesterday we revisited the 2020 move in March 2021", ("2026-06-09", "day")),
+    ("tomorrow we review what happened in 2020", None),  # a plan keeps the record time
+    # no time, or none to trust
+    ("use this only as a last resort", None),
+    ("the last time we tried", None),
+    ("the last one wins", None),
+    ("on Tuesday we deploy", None),
+    ("we sold 2020 units", None),
+    ("a 2019 MacBook", None),
+    ("upgrade to v2020.1", None),
+    ("ticket ABC-2020", None),
+    ("call 555-2020", None),
+    ("it cost $2020", None),
+    ("2,020 rows", None),
+    ("12020 rows", None),
+    ("in 2020.5 seconds", None),
+    ("at 10:00 the call", None),
+    ("meet on 3/14", None),
+    ("next Tuesday we deploy", None),
+    ("tomorrow we deploy", None),
+    ("later today we deploy", None),
+    ("in 3 days we deploy", None),
+    ("来週リリース", None),
+    ("明日リリース", None),
+    ("3日後にリリース", None),
+    ("for 3 days the site was down", None),
+    ("3日間停止した", None),
+    ("this week we deploy", None),
+    ("今年はリモート", None),
+    ("since 2020 I live in Berlin", None),
+    ("by March 3 we must ship", None),
+    ("last winter we skied", None),  # December and the next February: no honest year
+    ("去年の冬", None),
+    ("2020年代の流行", None),
+    ("2020年度の予算", None),
+    ("a couple of days ago", None),
+    ("1.5 years ago", None),
+    ("in 1066 the Normans came", None),
+    ("we may go", None),
+    ("we will march on", None),
+    ("Jan said hi", None),
+    ("2024-02-30 is not a day", None),
+    ("", None),
+])
+def test_event_time(text, expected):
+    assert event_time(text, R) == expected
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("last Tuesday", ("2025-12-30", "day")),
+    ("yesterday", ("2026-01-01", "day")),
+    ("the day before yesterday", ("2025-12-31", "day")),
+    ("last month", ("2025-12", "month")),
+    ("last week", ("2025-12", "month")),  # 22-28 December
+    ("last year", ("2025", "year")),
+    ("3 weeks ago", ("2025-12-12", "day")),
+    ("先週の火曜", ("2025-12-23", "day")),
+    ("去年の夏", ("2025", "year")),
+    ("in December", ("2025-12", "month")),
+    ("on December 30", ("2025-12-30", "day")),
+    ("on January 3", ("2026-01-03", "day")),  # nearest: tomorrow, not a year ago
+    ("in November", ("2025-11", "month")),
+    ("in March", ("2026-03", "month")),
+    ("12月30日", ("2025-12-30", "day")),
+])
+def test_event_time_at_the_turn_of_the_year(text, expected):
+    assert event_time(text, NEW_YEAR) == expected
+
+
+def test_a_week_across_two_years_has_no_honest_month_or_year():
+    # 29 December 2025 to 4 January 2026
+    assert event_time("last week", "2026-01-07T08:00:00Z") is None
+    assert event_time("先週", "2026-01-07T08:00:00Z") is None
+
+
+def test_the_nearest_occurrence_ties_to_the_past():
+    # 1 January 2024 and 1 January 2025 are both 183 days from 2 July 2024
+    assert event_time("on January 1", "2024-07-02T00:00:00Z") == ("2024-01-01", "day")
+    assert event_time("on January 1", "2024-07-03T00:00:00Z") == ("2025-01-01", "day")
+    assert event_time("in January", "2026-07-10T00:00:00Z") == ("2026-01", "month")
+    # 29 February: only leap years are candidates
+    assert event_time("on February 29", "2026-06-10T00:00:00Z") is None
+    assert event_time("on February 29", "2027-06-10T00:00:00Z") == ("2028-02-29", "day")
+
+
+def test_the_ends_of_the_calendar():
+    assert event_time("yesterday", "0001-01-01T00:00:00Z") is None
+    assert event_time("last year and in 2020", "0001-06-01T00:00:00Z") is None
+    assert event_time("in December", "9998-12-31T00:00:00Z") == ("9998-12", "month")
+    assert event_time("on January 1", "9999-12-31T00:00:00Z") == ("9999-01-01", "day")
+
+
+def test_scan_gives_positions_and_kinds():
+    text = "Tomorrow we review the outage of 2024-04-05, last Tuesday's fix and 3日前の件"
+    got = [(text[e.start:e.end], e.value, e.precision, e.kind) for e in scan(text, R)]
+    assert got == [
+        ("Tomorrow", None, None, "future"),
+        ("2024-04-05", "2024-04-05", "day", "absolute"),
+        ("last Tuesday", "2026-06-09", "day", "relative"),
+        ("3日前", "2026-06-07", "day", "relative"),
+    ]
+
+
+_TOKENS = [
+    "in", "back in", "on", "last", "next", "this", "since", "the", "of", "ago", "a", "two", "3",
+    "12", "31", "2020", "1999", "2024-04-05", "2026-W53", "2024/2/30", "March", "may", "Jan", "Sept.",
+    "Tuesday", "week", "weeks", "month", "months", "year", "years", "days", "hours", "summer",
+    "winter", "yesterday", "today", "tomorrow", "tonight", "morning", "night", ",", ".", "-", "$",
+    "v", "年", "月", "日", "前", "後", "間", "の", "先週", "先月", "去年", "今年", "一昨年", "昨日",
+    "十", "三", "二十", "ヶ月", "週間", "火曜", "夏", "冬", "２０２０", "İ",
+]
+_texts = st.one_of(
+    st.text(max_size=60),
+    st.lists(st.sampled_from(_TOKENS), max_size=8).map(" ".join),
+    st.lists(st.sampled_from(_TOKENS), max_size=8).map("".join),
+)
+_records = st.datetimes(min_value=datetime(1, 1, 1), max_value=datetime(9998, 12, 31, 23, 59, 59)).map(
+    lambda d: format_ts(d.replace(tzinfo=UTC)))
+
+
+@settings(max_examples=400, deadline=None)
+@given(_texts, _records)
+def test_event_time_is_total_and_never_after_the_record_unless_absolute(text, recorded):
+    got = event_time(text, recorded)
+    first = next(scan(text, recorded), None)
+    # the cheap pre-check never hides an expression
+    assert got == (_as_event(first) if first is not None else None)
+    if got is None:
+        return
+    assert parse_occurred(got[0]) == got
+    if first.kind != "absolute":
+        assert occurred_start(got[0]) <= parse_ts(recorded)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_texts)
+def test_the_pre_check_is_a_necessary_condition(text):
+    if not _may_hold_time(text):
+        assert all(_as_event(e) is None for e in scan(text, R))
