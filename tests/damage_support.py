@@ -47,6 +47,7 @@ WORDS = [("deploy on friday broke billing", "coffee machine note"),
 QUERIES = ["deploy billing friday", "coffee machine", "outage payroll"]
 WARN = re.compile(r"damag|corrupt|skip|unreadable|invalid|rebuil|mismatch|could not|cannot|quarantin|"
                   r"ignor|stale|warning|not match|differ|repair", re.I)
+SKIPPED = re.compile(r"warning: skipped \d+ damaged log line")
 TIMEOUT = 30.0
 
 
@@ -284,6 +285,10 @@ def classify(got: Answer, exp: Answer, pristine: Answer, log_damage: bool) -> st
     if got.rc != 0:
         return "REFUSED"
     if WARN.search(got.err) and got.err != exp.err:
+        return "WARNED"
+    if log_damage and SKIPPED.search(got.err):
+        # the log itself lost lines and the read says so (as a rebuilt store would): a derived
+        # file may still answer for a line the log no longer holds, but not silently
         return "WARNED"
     return "SILENT-WRONG"
 
