@@ -192,8 +192,8 @@ def _updates(s, now: str, config) -> list[dict]:
         ranked = sorted(shared, key=lambda i: (-shared[i], -s.memories[i].seq, i))  # then newest first
         for oid in ranked[:_MAX_CANDIDATES]:
             o = s.memories[oid]
-            if o.status not in _UPDATABLE or settled(o, n):
-                continue
+            if o.status not in _UPDATABLE or settled(o, n) or o.domain != n.domain:
+                continue  # a domain is a scope: a fact in one does not update another's
             verdict = relation(o.text, n.text)
             if verdict is None:
                 continue

@@ -281,6 +281,8 @@ def _stale(candidates: list[Memory], vecs: dict, floor) -> dict[int, str]:
     stale: dict[int, str] = {}
     for i, old in enumerate(raw):
         for new in raw[i + 1:]:
+            if old.domain != new.domain:
+                continue  # one scope's memory does not update another's
             if new.id in old.conflicts_with:
                 loser = old if old.confidence <= new.confidence else new  # a tie: the older loses
                 winner = new if loser is old else old
