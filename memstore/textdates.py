@@ -47,6 +47,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
+from functools import cache
 
 from .timeutil import iso_week, parse_ts
 
@@ -59,7 +60,7 @@ _NUM_WORDS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five"
               "seven": 7, "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12}
 _KANJI = {c: i for i, c in enumerate("一二三四五六七八九", start=1)}
 
-# Written as a trie so that the engine rejects a position on its first letter.
+# month names as a trie: one test per first letter instead of 24 alternatives
 _MON = ("(?:j(?:an(?:uary)?|u(?:ne?|ly?))|feb(?:ruary)?|ma(?:r(?:ch)?|y)|a(?:pr(?:il)?|ug(?:ust)?)"
         "|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)")
 _WD = "|".join(_WEEKDAYS)
@@ -67,12 +68,12 @@ _SEASON = "summer|spring|autumn|fall|winter"
 _YEAR_END = r"(?![0-9a-z_]|[.,:/\-]\d|\s*%)"  # not a longer number, 2020s, 2020.1, 2020%
 _DAY_UNITS = "日|週間|週|ヶ月|か月|カ月|ヵ月|ケ月|箇月|年|時間|分"
 
-# One pattern per form, named. Python's re costs ~10 ns per position and alternative
-# even when the first character rules it out, so a single alternation of every form
-# costs 10-25 us on a 90-character line. Instead cheap finders propose start positions
-# (digit runs; the first characters of Japanese words; an English word trie, whose
-# literal first letters let the engine skip positions), and only there the forms of
-# that family are tried. The text is lower-cased first (ignore-case matching is slower).
+# One pattern per form; group names are unique within a family. Python's re costs
+# ~10 ns per position and alternative, so one alternation of every form scanned over
+# the text costs 10-25 us on a 90-character line. Instead cheap finders propose start
+# positions (digit runs; the first characters of Japanese words; an English word trie,
+# whose literal first letters let the engine skip positions), and only there the forms
+# of that family are tried. The text is lower-cased first (ignore-case is slower).
 # Checks that look left of a match (a word boundary, a number inside an id, "in"
 # before a month) are done in Python on the few matches.
 _D2, _D4, _K = r"\d\d?", r"\d\d\d\d", "[一二三四五六七八九十]"
@@ -103,40 +104,47 @@ _FORMS = {
     "en_month": rf"(?P<mn>{_MON})(?![a-z])\.?(?:\s+(?:the\s+)?(?P<mdd>{_D2})(?:st|nd|rd|th)?\b(?![:.,]\d))?"
                 rf"(?:,?\s+(?P<my>{_D4}){_YEAR_END})?",
 }
-_FORM = {name: re.compile(p) for name, p in _FORMS.items()}
-
-
-def _family(*names: str) -> re.Pattern:
-    """The forms as one alternation whose m.lastgroup names the form that matched."""
-    return re.compile("|".join(re.sub(r"\(\?P<\w+>", "(?:", _FORMS[n]) + f"(?P<{n}>)" for n in names))
-
-
 _NOT_BEFORE_NUMBER = set("0123456789abcdefghijklmnopqrstuvwxyz_$€£¥#.,:/+-")
 _NOT_BEFORE_WORD = set("0123456789abcdefghijklmnopqrstuvwxyz_")
 _KANJI_DIGITS = set("0123456789一二三四五六七八九十百千万数")
 
-_FAMILIES = (
-    (re.compile(r"\d+"), _family("iso", "ja_date", "ja_count", "ja_md", "en_dmy", "en_year"),
-     _NOT_BEFORE_NUMBER),
-    (re.compile(r"[一二三四五六七八九十先今再来お去昨本明]"),
-     _family("ja_kcount", "ja_week", "ja_month", "ja_year", "ja_day"), _KANJI_DIGITS),
-    (re.compile(r"a(?:go|pr|ug)|f(?:rom\s+now|eb)|l(?:ast|ater)|p(?:ast|revious)|n(?:ext|ov)|coming"
-                r"|t(?:he\s+day|o(?:day|night|morrow)|his)|yesterday|earlier|d(?:ay\s+after|ec)|j(?:an|u[nl])"
-                r"|ma[ry]|sep|oct"),
-     _family("en_rel", "en_last", "en_ago", "en_month"), _NOT_BEFORE_WORD),
-)
 
-# what may stand left of a match, read backwards from it (search ... endpos=start)
-_YEAR_BEFORE = re.compile(
-    r"(?:\b(?P<yp>back\s+in|in|during|circa|since|by|until|till|before|after|from|between)\s+)?"
-    rf"(?:\b(?P<yq>early|mid|late)[\s-]+|\b(?:the\s+)?(?P<ys>{_SEASON})\s+(?:of\s+)?)?$")
-_MONTH_BEFORE = re.compile(
-    r"\b(?P<mp>back\s+in|in|on|during|since|by|until|till|before|after|from|last|this|next|early|mid|late)"
-    r"[\s-]+(?:the\s+)?(?:(?:early|mid|late)[\s-]+)?$")
-_COUNT_BEFORE = re.compile(rf"\b(?P<cn>\d{{1,3}}|{'|'.join(_NUM_WORDS)})\s+"
-                           r"(?P<cu>minute|hour|day|week|month|year)s?\s+$")
-_WEEKDAY_BEFORE = re.compile(rf"\b(?P<wd>{_WD})\s+$")
-_PUNCT_AFTER = re.compile(r"\s*(?:[?!.,;:)\]」』）。、？！]|$)")
+@cache
+def _families() -> tuple:
+    """(finder, forms, characters that may not stand before a start) per family, compiled
+    on first use (~4 ms): most lines never get past the pre-check. The forms of a family
+    are one alternation; an empty group closes each form, so m.lastgroup names it."""
+    def forms(*names: str) -> re.Pattern:
+        return re.compile("|".join(f"{_FORMS[n]}(?P<{n}>)" for n in names))
+
+    return (
+        (re.compile(r"\d+"), forms("iso", "ja_date", "ja_count", "ja_md", "en_dmy", "en_year"),
+         _NOT_BEFORE_NUMBER),
+        (re.compile(r"[一二三四五六七八九十先今再来お去昨本明]"),
+         forms("ja_kcount", "ja_week", "ja_month", "ja_year", "ja_day"), _KANJI_DIGITS),
+        (re.compile(r"a(?:go|pr|ug)|f(?:rom\s+now|eb)|l(?:ast|ater)|p(?:ast|revious)|n(?:ext|ov)|coming"
+                    r"|t(?:he\s+day|o(?:day|night|morrow)|his)|yesterday|earlier|d(?:ay\s+after|ec)"
+                    r"|j(?:an|u[nl])|ma[ry]|sep|oct"),
+         forms("en_rel", "en_last", "en_ago", "en_month"), _NOT_BEFORE_WORD),
+    )
+
+
+# what may stand left of a match, read backwards from it (search ... endpos=start), and
+# what ends a bare year in a question; compiled on first use like the families
+_AROUND = {
+    "year": r"(?:\b(?P<yp>back\s+in|in|during|circa|since|by|until|till|before|after|from|between)\s+)?"
+            rf"(?:\b(?P<yq>early|mid|late)[\s-]+|\b(?:the\s+)?(?P<ys>{_SEASON})\s+(?:of\s+)?)?$",
+    "month": r"\b(?P<mp>back\s+in|in|on|during|since|by|until|till|before|after|from|last|this|next|early"
+             r"|mid|late)[\s-]+(?:the\s+)?(?:(?:early|mid|late)[\s-]+)?$",
+    "count": rf"\b(?P<cn>\d{{1,3}}|{'|'.join(_NUM_WORDS)})\s+(?P<cu>minute|hour|day|week|month|year)s?\s+$",
+    "weekday": rf"\b(?P<wd>{_WD})\s+$",
+    "pause": r"\s*(?:[?!.,;:)\]」』）。、？！]|$)|\s+(?:and|or|to|through)\s+\d\d\d\d\b",
+}
+
+
+@cache
+def _around(name: str) -> re.Pattern:
+    return re.compile(_AROUND[name])
 
 # words that make a year (or a month) the event's own time, and those that make it a bound
 _EVENT_PREP = {"in", "back in", "during", "circa", "from", "on", "early", "mid", "late"}
@@ -160,24 +168,26 @@ class TimeExpr:
     kind: str
 
 
-_ASCII_WORDS = ("ago", "last", "past", "previous", "day", "tonight", "morning", "noon", "evening",
-                "uary", "march", "april", "may", "june", "july", "august", "ember", "october")
 _DIGIT_OR_JA = re.compile(r"[\d日月年週朝夜晩時分]|おとと")
 _DIGITS = b"0123456789"
 
 
 def _may_hold_time(text: str) -> bool:
     """Cheap necessary condition: every expression that gives an event time holds a digit,
-    one of these kanji or one of these words. (One regex over all of them costs 2-10 us
-    on a 90-character line in CPython's re; substring search costs ~40 ns a word.)"""
+    one of these kanji or one of these words (checked by a test). Measured on a
+    90-character line: this ~1.2 us; one regex over the same words 1-10 us (CPython's re
+    tries each alternative at each position); any() over a tuple of them 1 us more."""
     if text.isascii():
         raw = text.encode()
         if len(raw.translate(None, _DIGITS)) != len(raw):
             return True
     elif _DIGIT_OR_JA.search(text):
         return True
-    low = text.lower()
-    return any(w in low for w in _ASCII_WORDS)
+    s = text.lower()
+    return ("ago" in s or "last" in s or "past" in s or "previous" in s or "day" in s or "tonight" in s
+            or "morning" in s or "noon" in s or "evening" in s or "uary" in s or "march" in s
+            or "april" in s or "may" in s or "june" in s or "july" in s or "august" in s or "ember" in s
+            or "october" in s)
 
 
 def event_time(text: str, recorded_at: str) -> tuple[str, str] | None:
@@ -233,7 +243,9 @@ def scan(text: str, now: datetime | str, *, query: bool = False) -> Iterator[Tim
     name needs no "in"; "N weeks ago" is that day's week."""
     low = _lower(text)
     found = []
-    families = _FAMILIES if not low.isascii() else (_FAMILIES[0], _FAMILIES[2])  # no kanji: skip those
+    families = _families()
+    if low.isascii():
+        families = (families[0], families[2])  # no kanji: skip those
     for finder, family, banned in families:
         for start in finder.finditer(low):
             at = start.start()
@@ -246,7 +258,7 @@ def scan(text: str, now: datetime | str, *, query: bool = False) -> Iterator[Tim
                 now = parse_ts(now)
             name = hit.lastgroup
             try:
-                read = _READERS[name](_FORM[name].match(low, hit.start()), text, now, query)
+                read = _READERS[name](hit, text, now, query)
             except (OverflowError, ValueError):  # before 0001 or after 9999: named, not writable
                 read = (hit.start(), None, None, "out_of_range")
             if read is not None:
@@ -375,6 +387,16 @@ def _ago(now: datetime, n: int, unit: str, query: bool):
     if unit == "month":
         return _month(*_months_back(today, n))
     return _year(today.year - n)
+
+
+def _guarded(start: int, resolve) -> tuple | None:
+    """(start, *resolve()) for a reader whose expression starts left of its match ("3 days
+    ago", "in June"): out of the calendar, the whole expression is out_of_range."""
+    try:
+        found = resolve()
+    except (OverflowError, ValueError):
+        return start, None, None, "out_of_range"
+    return None if found is None else (start, *found)
 
 
 def _at(start, found):
@@ -509,9 +531,9 @@ def _en_last(m, text, now, query):
     direction, unit = m["ld"], m["lu"]
     weeks = {"next": 1, "coming": 1, "this": 0}.get(direction, -1)
     if unit == "week":
-        wd = _WEEKDAY_BEFORE.search(low, max(0, m.start() - 12), m.start())
+        wd = _around("weekday").search(low, max(0, m.start() - 12), m.start())
         if wd:  # "Tuesday last week"
-            return wd.start(), *_week_day(today, weeks, _WEEKDAYS.index(wd["wd"]))
+            return _guarded(wd.start(), lambda: _week_day(today, weeks, _WEEKDAYS.index(wd["wd"])))
         return m.start(), *_week(today, weeks)
     if weeks > 0:
         return m.start(), *_FUTURE
@@ -532,12 +554,12 @@ def _en_last(m, text, now, query):
 
 def _en_ago(m, text, now, query):
     low = m.string
-    c = _COUNT_BEFORE.search(low, max(0, m.start() - 24), m.start())
+    c = _around("count").search(low, max(0, m.start() - 24), m.start())
     if c is None or not _clear_left(low, c.start(), _NOT_BEFORE_NUMBER):
         return None
     if m["cd"] != "ago":
         return c.start(), *_FUTURE
-    return c.start(), *_ago(now, _num(c["cn"]), c["cu"], query)
+    return _guarded(c.start(), lambda: _ago(now, _num(c["cn"]), c["cu"], query))
 
 
 def _month_token_ok(token: str, query: bool, context: bool) -> bool:
@@ -551,18 +573,20 @@ def _en_month(m, text, now, query):
     low = m.string
     if not _clear_left(low, m.start(), _NOT_BEFORE_WORD):
         return None
-    today = now.date()
-    name = low[m.start("mn"):m.end("mn")]
-    token = text[m.start("mn"):m.end("mn")]
-    before = _MONTH_BEFORE.search(low, max(0, m.start() - 24), m.start())
+    before = _around("month").search(low, max(0, m.start() - 24), m.start())
     start, pre = (before.start(), " ".join(before["mp"].split())) if before else (m.start(), "")
+    return _guarded(start, lambda: _month_value(m, text, now.date(), query, pre))
+
+
+def _month_value(m, text, today, query, pre):
+    name = m.string[m.start("mn"):m.end("mn")]
     month = _MONTH_NO[name]
-    if not _month_token_ok(token, query, bool(pre or m["mdd"] or m["my"])):
+    if not _month_token_ok(text[m.start("mn"):m.end("mn")], query, bool(pre or m["mdd"] or m["my"])):
         return None
     if not (query or m["mdd"] or m["my"] or name in _MONTHS or pre == "last"):
         return None  # a memory: "Jan" alone is as often a name as a month
     if pre == "next":
-        return start, *_FUTURE
+        return _FUTURE
     if m["mdd"] and m["my"]:
         found = _absolute_day(int(m["my"]), month, int(m["mdd"]))
     elif m["mdd"]:
@@ -571,9 +595,9 @@ def _en_month(m, text, now, query):
         year = int(m["my"])
         found = _month(year, month, "absolute") if year else None
     elif pre == "last":  # the latest such month strictly before this one
-        return start, *_month(today.year if month < today.month else today.year - 1, month)
+        return _month(today.year if month < today.month else today.year - 1, month)
     elif pre == "this":
-        return start, *_month(today.year, month, "absolute")
+        return _month(today.year, month, "absolute")
     elif query:
         # a month name alone is a cue in a question; the verbs need "in May"
         found = None if name in _CAPITAL_ONLY and not pre else _yearless_month(month, today, query)
@@ -583,7 +607,7 @@ def _en_month(m, text, now, query):
         return None
     if found is None:
         return None
-    return start, found[0], found[1], "bound" if pre in _BOUND_PREP else "absolute"
+    return found[0], found[1], "bound" if pre in _BOUND_PREP else "absolute"
 
 
 def _en_dmy(m, text, now, query):
@@ -604,7 +628,7 @@ def _en_year(m, text, now, query):
         return None
     if not _clear_left(low, m.start(), _NOT_BEFORE_NUMBER) and low[m.start() - 1] != "-":
         return None
-    b = _YEAR_BEFORE.search(low, max(0, m.start() - 32), m.start())
+    b = _around("year").search(low, max(0, m.start() - 32), m.start())
     pre = " ".join((b["yp"] or "").split())
     if low[m.start() - 1:m.start()] == "-" and not b["yq"]:
         return None  # ABC-2020, 555-2020; only "mid-2020" has a dash
@@ -616,7 +640,7 @@ def _en_year(m, text, now, query):
         return None  # a 2019 MacBook, 2020 units, "of 2020": not an event's time
     if low[:m.start()].rstrip(" ()")[-1:].isdigit():
         return None  # the end of a phone number
-    if pre or _PUNCT_AFTER.match(low, m.end()):
+    if pre or _around("pause").match(low, m.end()):
         return b.start(), *_year(year, "absolute")
     return None
 
