@@ -570,6 +570,17 @@ def relation(old: str, new: str) -> Verdict | None:
     return None
 
 
+def later(old, new) -> bool:
+    """Whether ``new`` may update ``old``: said after it (record time, then log position), and
+    about a time not before ``old`` was said. "The offsite is on June 12" is updated by "the
+    offsite is cancelled" said in May; a note backfilled to 2025 (--occurred-at, or "in 2025"
+    in its text) is old news and updates nothing said since."""
+    if (new.recorded_at, new.seq, new.id) <= (old.recorded_at, old.seq, old.id):
+        return False
+    n = len(new.occurred_at) if len(new.occurred_at) <= 10 else 10
+    return new.occurred_at[:n] >= old.recorded_at[:n]
+
+
 def update_signal(old: str, new: str) -> bool:
     """Whether ``new`` reads as an update of ``old`` were the two on the same thing (the caller
     decides that, e.g. by embedder cosine): the same holder and time, words or concepts in

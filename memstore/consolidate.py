@@ -25,7 +25,7 @@ abstractions whose every source was superseded or forgotten are retired with the
 
 from __future__ import annotations
 
-from .beliefs import frame, relation
+from .beliefs import frame, later, relation
 from .conflicts import (
     conflict_events,
     conflict_id,
@@ -149,6 +149,8 @@ def _near_duplicates(s, now: str, config, embedder) -> list[dict]:
                 batch = [{"op": "merge", "at": now, "old": old.id, "new": new.id, "cosine": cosine,
                           "seen_at": max(t for t in (new.recorded_at, new.last_reinforced_at) if t),
                           "step": reinforce_step(new.source, config)}]
+            elif verdict in (UPDATE, CONFLICT) and not later(old, new):
+                continue  # a backfilled memory is old news: it updates nothing said since
             elif verdict == UPDATE:
                 batch = [{"op": "supersede", "at": now, "old": old.id, "new": new.id,
                           "reason": f"update (cosine {cosine})"}]
@@ -172,7 +174,8 @@ def _updates(s, now: str, config) -> list[dict]:
     since = ts_after(now, -config["consolidate"]["lookback_days"])
     pool = [m for m in s.ordered() if m.level == "raw" and m.outcome is None and m.status in _UPDATABLE
             and m.kind not in EPISODIC_KINDS]  # a meeting is an event: the next one does not update it
-    new = sorted((m for m in pool if m.status == "active" and m.recorded_at >= since), key=_order)
+    new = sorted((m for m in pool if m.status == "active" and m.recorded_at >= since),
+                 key=lambda m: (m.recorded_at, m.seq, m.id))
     if not new:
         return []
     postings: dict[str, list[Memory]] = {}
@@ -187,7 +190,7 @@ def _updates(s, now: str, config) -> list[dict]:
         shared: dict[str, int] = {}
         for word in _keys(frame(n.text)):
             for o in postings.get(word, ()):
-                if o.id != n.id and _order(o) < _order(n):
+                if o.id != n.id and later(o, n):
                     shared[o.id] = shared.get(o.id, 0) + 1
         ranked = sorted(shared, key=lambda i: (-shared[i], -s.memories[i].seq, i))  # then newest first
         for oid in ranked[:_MAX_CANDIDATES]:

@@ -71,7 +71,8 @@ class Memory:
     recorded_at: str = _doc(doc="Record time: the --now of the command that wrote it.")
     occurred_at: str = _doc(doc=(
         "Event time, as precise as it is known: YYYY, YYYY-MM, YYYY-MM-DD or YYYY-MM-DDTHH:MMZ "
-        "(from --occurred-at, default --now)."))
+        "(from --occurred-at, else the time the text states, e.g. \"in 2020\" or \"last Tuesday\", "
+        "else --now)."))
     precision: str = _doc(doc="The precision of occurred_at: year, month, day or minute.")
     kind: str = _doc("note", doc=(
         "What sort of memory: note, meeting, decision, incident, deal, preference, definition, "

@@ -15,6 +15,7 @@ from unicodedata import category
 
 from .classify import NOTE, PRIORS, classify, cue, prior
 from .errors import UsageError
+from .textdates import event_time
 from .model import AXES, KINDS, OUTCOMES, SOURCES, Memory, Salience, memory_id, memory_to_dict
 from .timeutil import (
     format_minute,
@@ -213,10 +214,10 @@ def build(draft: Draft, now: str, config) -> Memory | None:
         base = prior(kind, cue(draft.text))
     tier = draft.tier or tier
     source = draft.source or config["memory"]["default_source"]
-    if draft.occurred_at is None:
-        occurred, precision = _minute(now), "minute"
-    else:
+    if draft.occurred_at is not None:  # an explicit --occurred-at wins over the text
         occurred, precision = draft.occurred_at
+    else:  # "in 2020", "last Tuesday", 「3日前」: the time the text states, as precise as it says
+        occurred, precision = event_time(draft.text, now) or (_minute(now), "minute")
     ttl = config["memory"]["short_ttl_days"]
     return Memory(
         id=memory_id(draft.text, draft.subject, draft.domain),

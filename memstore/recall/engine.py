@@ -235,20 +235,22 @@ def _recall(req: Request, ix, *, now: str, config) -> dict:
 def _replacements(ix, pool: list[int]) -> dict[int, int]:
     """{seq: the candidate it updates} for what superseded a candidate, and for the newer side
     of a candidate's open conflict (an update in another language is only ever unsure)."""
+    from ..beliefs import later
+
     records = ix.records.by_seqs(pool)
-    later: dict[str, int] = {}
+    newer: dict[str, int] = {}
     for seq in pool:
         m = records.get(seq)
         if m is None:
             continue
         if m.status == "superseded" and m.superseded_by:
-            later.setdefault(m.superseded_by, seq)
+            newer.setdefault(m.superseded_by, seq)
         for other in m.conflicts_with:
-            later.setdefault(other, seq)
+            newer.setdefault(other, seq)
     found: dict[int, int] = {}
-    for mid, m in ix.records.get(sorted(later)).items():
-        of = records[later[mid]]
-        if m.status not in HIDDEN and m.seq not in found and (m.occurred_at, m.seq) > (of.occurred_at, of.seq):
+    for mid, m in ix.records.get(sorted(newer)).items():
+        of = records[newer[mid]]
+        if m.status not in HIDDEN and m.seq not in found and later(of, m):
             found[m.seq] = of.seq
     return found
 
@@ -274,15 +276,15 @@ def _stale(candidates: list[Memory], vecs: dict, floor) -> dict[int, str]:
     cancellation, a replacement, a new value with an update word: never a restatement) and
     the embedder puts the two on the same thing (cosine at least ``floor(cjk, cjk)``); or
     when it loses an open conflict to the newer one (lower confidence; a tie goes to the newer)."""
-    from ..beliefs import frame, relation, update_signal
+    from ..beliefs import frame, later, relation, update_signal
 
     raw = sorted((m for m in candidates if m.level == "raw" and m.outcome is None and m.kind not in EPISODES),
-                 key=lambda m: (m.occurred_at, m.seq))
+                 key=lambda m: (m.recorded_at, m.seq, m.id))
     stale: dict[int, str] = {}
     for i, old in enumerate(raw):
         for new in raw[i + 1:]:
-            if old.domain != new.domain:
-                continue  # one scope's memory does not update another's
+            if old.domain != new.domain or not later(old, new):
+                continue  # one scope's memory does not update another's; old news updates nothing
             if new.id in old.conflicts_with:
                 loser = old if old.confidence <= new.confidence else new  # a tie: the older loses
                 winner = new if loser is old else old
