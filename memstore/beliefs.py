@@ -71,6 +71,12 @@ _JA_MARKERS = (
                r"新しい|新しく|に決まっ|ことにし|ようになっ|ではなく|じゃなく"),
 )
 _MARKERS = tuple((sort, re.compile(p, _I)) for sort, p in _EN_MARKERS + _JA_MARKERS)
+# An end ("ended", 「終了」) stops a practice ("every Friday", 「毎週」), not an event (a talk ends).
+_END = re.compile(r"\b(?:ended|has ended|is over|wrapped up for good|came to an end)\b|終了|終わりました|終わった", _I)
+_RECURRING = re.compile(r"\b(?:every|each)\s+(?:day|week|month|morning|evening|night|monday|tuesday|wednesday|"
+                        r"thursday|friday|saturday|sunday)|\b(?:weekly|daily|monthly|biweekly|mondays|tuesdays|"
+                        r"wednesdays|thursdays|fridays|saturdays|sundays)\b|毎週|毎日|毎朝|毎晩|毎月|隔週", _I)
+_MARKERS += (("end", _END),)
 
 # Words that only say "also": a second value that does not replace the first.
 _ALSO = re.compile(r"\b(?:also|too|as well|another|plus|in addition)\b"
@@ -243,6 +249,7 @@ class Frame:
     times: frozenset[str]
     single: bool  # a single-valued frame word appears
     role: bool  # a role word appears
+    recurring: bool  # a practice ("every Friday", 毎週), which an end ("ended", 終了) stops
     also: bool
     cjk: bool
 
@@ -364,14 +371,14 @@ def frame(text: str) -> Frame:
     first = _SENTENCE.split(plain.strip(), 1)[0]
     negated = (len(_EN_NEG.findall(first)) + len(_JA_NEG.findall(first))) % 2 == 1
     scope = set()  # the negated clause: its subject and what the negator governs
-    for m in _EN_SCOPE.finditer(plain):
+    for m in _EN_SCOPE.finditer(first):
         clause = m.group(1) + " " + m.group(2)
         scope |= _split(_content_words(_strip(clause, _marker_spans(clause) + _time_spans(clause))))[0]
-    for m in _JA_SCOPE.finditer(plain):
+    for m in _JA_SCOPE.finditer(first):
         scope |= _split(_content_words(_strip(m.group(1), _marker_spans(m.group(1)))))[0]
     stopped = []  # what a stop word may govern: the words after it, before it, the clause before
     for sort, pattern in _MARKERS:
-        if sort in ("stop", "cancel"):
+        if sort in ("stop", "cancel", "end"):
             for m in pattern.finditer(t):
                 start = max((c.end() for c in _CLAUSE.finditer(t, 0, m.start())), default=0)
                 end = next((c.start() for c in _CLAUSE.finditer(t, m.end())), len(t))
@@ -397,6 +404,7 @@ def frame(text: str) -> Frame:
                          + [k for w in raw if (k := _sound(_stem(w))) is not None])
     return Frame(words, order, values, concepts, frozenset(scope), tuple(stopped), negated, frozenset(markers),
                  frozenset(replaced), _holder(t), times, bool(_SINGLE.search(t)), bool(_ROLE.search(t)),
+                 bool(_RECURRING.search(t)),
                  bool(_ALSO.search(t)), bool(re.search(f"[{CJK_CLASS}]", t)))
 
 
@@ -572,13 +580,14 @@ def relation(old: str, new: str) -> Verdict | None:
 
 def later(old, new) -> bool:
     """Whether ``new`` may update ``old``: said after it (record time, then log position), and
-    about a time not before ``old`` was said. "The offsite is on June 12" is updated by "the
-    offsite is cancelled" said in May; a note backfilled to 2025 (--occurred-at, or "in 2025"
-    in its text) is old news and updates nothing said since."""
+    about a year not before the one ``old`` was said in. "The offsite is on June 12" is
+    updated by "the offsite is cancelled" said in May; a note backfilled to 2025
+    (--occurred-at, or "in 2025" in its text) is old news and updates nothing said in 2026."""
     if (new.recorded_at, new.seq, new.id) <= (old.recorded_at, old.seq, old.id):
         return False
-    n = len(new.occurred_at) if len(new.occurred_at) <= 10 else 10
-    return new.occurred_at[:n] >= old.recorded_at[:n]
+    # compared by the year only: a date in the text is often what the belief is about (a
+    # birthday, a deadline), not when it was learnt
+    return new.occurred_at[:4] >= old.recorded_at[:4]
 
 
 def update_signal(old: str, new: str) -> bool:
@@ -627,7 +636,8 @@ def _role_holder(a: Frame, b: Frame) -> Verdict | None:
 def _as_concepts(f: Frame) -> Frame:
     numbers = frozenset(v for v in f.values if v[:1].isdigit())  # 980 is 980 in both languages
     return Frame(f.concepts, (), numbers, f.concepts, f.concepts if f.negated else frozenset(),
-                 (f.concepts,), f.negated, f.markers, frozenset(), f.holder, f.times, f.single, f.role, f.also, f.cjk)
+                 (f.concepts,), f.negated, f.markers, frozenset(), f.holder, f.times, f.single, f.role,
+                 f.recurring, f.also, f.cjk)
 
 
 # Concepts that frame a statement on their own: where someone lives, where they work.
@@ -688,8 +698,10 @@ def _lexical(a: Frame, b: Frame) -> Verdict | None:
         if shared and inside and (not extra or (len(extra) == 1 and len(next(iter(extra))) == 1 and not extra <= set("は"))):
             sure = bool(b.markers) or len(inside) >= 2
             return Verdict(sure, "negation", f"negation flips on {sorted(inside)[0]!r}")
-        if not b.markers & {"stop", "cancel", "replace"}:
+        if not b.markers & {"stop", "cancel", "replace", "end"}:
             return None
+    if "end" in b.markers and a.recurring:
+        b = replace(b, markers=b.markers | {"stop"})
     if b.markers & {"stop", "cancel"}:
         # what is stopped is the old thing: most of what the stop word governs is in the old text
         for part in b.stopped:  # what each stop word governs

@@ -15,8 +15,8 @@ from unicodedata import category
 
 from .classify import NOTE, PRIORS, classify, cue, prior
 from .errors import UsageError
-from .textdates import event_time
 from .model import AXES, KINDS, OUTCOMES, SOURCES, Memory, Salience, memory_id, memory_to_dict
+from .textdates import event_time
 from .timeutil import (
     format_minute,
     parse_occurred,
