@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-from ..model import Memory
+from ..model import Memory, normalize_text
 from ..salience import effective, explain
 from . import fuse, intent, timecues
 from .cues import prune
@@ -19,6 +19,7 @@ HIDDEN = ("superseded", "invalidated")  # excluded unless --as-of asks for the p
 DEMOTED = {"expired": 0.8, "archived": 0.8}  # still reachable, ranked lower
 ABSTRACTED = 0.9  # an original whose abstraction exists ranks a little under it
 EPISODES = ("meeting", "incident", "deal")  # events: a later one does not update an earlier one
+EXACT = 2.0  # a memory whose text is the query itself
 STALE = 0.5  # the older of two statements on one frame, before consolidate settles them
 LIKELY_STALE = 0.5  # ... or of two the embedder only guesses are on one frame
 SUCCESSOR_SEEDS = 5  # the best candidates whose replacements recall fetches
@@ -173,6 +174,7 @@ def _recall(req: Request, ix, *, now: str, config) -> dict:
     abstractions = ix.records.get(sorted({m.abstracted_by for m in records.values() if m.abstracted_by}))
     scored: dict[int, float] = {}
     why: dict[int, dict] = {}
+    exact = normalize_text(req.query) if len(req.query) >= 8 else None
     for seq in pool:
         base = fused[seq]
         m = records.get(seq)
@@ -184,6 +186,8 @@ def _recall(req: Request, ix, *, now: str, config) -> dict:
         held = abstractions.get(m.abstracted_by) if m.abstracted_by else None
         if held is not None and held.status == "active" and req.as_of is None:
             status_factor *= ABSTRACTED  # recall prefers the abstraction; the original stays evidence
+        if exact is not None and normalize_text(m.text) == exact:
+            status_factor *= EXACT  # the question is the memory's own text: it answers first
         scored[seq] = base * sal_factor * status_factor
         if req.explain:
             why[seq] = {"rrf": round(base, 6), "salience": round(eff, 4),
