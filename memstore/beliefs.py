@@ -53,7 +53,7 @@ _EN_MARKERS = (
                 r"rather than|in place of|over to|gone over|went over|transferred|transfers|"
                 r"relocated|raised|raises|went up|goes up|go up|increased|decreased|bumped|cut|dropped|ditched)\b"),
     ("change", r"\b(?:actually|anymore|any more|now|nowadays|these days|currently|from now on|"
-               r"going forward|since|new|newly|latest|updated?|correction|corrected|correct|"
+               r"going forward|since|updated?|correction|corrected|correct|"
                r"turns out|it'?s now|became|become|becomes|rescheduled|pushed|oops|sorry|wait|"
                r"started|starting|began|begun|joined|promoted|hired|finally|effective|"
                r"(?:was|were|had it|got it|got) wrong|misread|my mistake|typo|mistake|"
@@ -68,7 +68,9 @@ _JA_MARKERS = (
     ("change", r"もう|今は|今では|いまは|最近は|最近|現在は|現在|これからは|今後は|実は|訂正|"
                r"正しくは|間違|勘違い|失礼しました|変わ|変更|変え|になった|になりました|になります|"
                r"に改定|改定|値上が|値下が|引っ越|引越|転職|転勤|昇進|就任|始め|はじめ|"
-               r"新しい|新しく|に決まっ|ことにし|ようになっ|ではなく|じゃなく"),
+               r"に決まっ|ことにし|ようになっ|ではなく|じゃなく"),
+    # "New number: ...", 「新しい住所：」 open an update; "sent a new quote" does not
+    ("change", r"^\s*(?:new|our new|my new|the new|latest)\b|^\s*新しい"),
 )
 _MARKERS = tuple((sort, re.compile(p, _I)) for sort, p in _EN_MARKERS + _JA_MARKERS)
 # An end ("ended", 「終了」) stops a practice ("every Friday", 「毎週」), not an event (a talk ends).
@@ -163,17 +165,16 @@ _ROLE = re.compile(
     r"デザイナー|リサーチャー|メンター|インターン|昇進|就任|転向|\bpromoted\b|\bappointed\b", re.IGNORECASE)
 
 # Single-valued frames: a new value replaces the old even without an update word.
+# Single-valued frames of a person or a thing: where one lives or works, a role, a name,
+# an address or number, a favourite, a diet. A new value replaces the old even without an
+# update word; everything else (a lunch place, an on-call day, a price) needs one, since a
+# store of daily notes is full of the same sentence with another value on another day.
 _SINGLE = re.compile(
-    r"\b(?:live|lives|living|based in|located|work|works|working|job|employer|title|role|"
-    r"favou?rite|name|named|called|address|phone|number|email|birthday|age|salary|rent|price|"
-    r"cost|costs|fee|budget|deadline|due|scheduled|starts? at|meets?|"
-    r"leads?|manages?|owns?|drives?|runs on|hosted on|deployed on|version|default|main|primary|"
-    r"password|plan|tier|status|team|office|school|studies|studying|major|"
-    r"vegetarian|vegan|married|single|pregnant)\b"
-    r"|住|勤め|勤務|働|職|担当|役職|部署|所属|好きな|名前|住所|電話|番号|メール|誕生日|年齢|給料|家賃|"
-    r"価格|値段|料金|費用|予算|締め切り|締切|期限|納期|予定|開始|時間|時から|曜日|リーダー|責任者|"
-    r"部長|課長|社長|オフィス|事務所|学校|専攻|バージョン|デフォルト|メイン|プラン|ベジタリアン|菜食|支社|本社|支店|"
-    r"会場|場所|設定|引っ越|引越|転居|移住|越して|アドレス|[\u4e00-\u9fff]{1,4}部(?![屋品分下])|"
+    r"\b(?:live|lives|living|based in|works? (?:at|for|in|from)|working (?:at|for|in|from)|employer|"
+    r"job title|favou?rite|(?:first |last |full )?name is|address|phone|email|birthday|"
+    r"vegetarian|vegan|married|single|pregnant|time ?zone)\b"
+    r"|住|勤め|勤務|働い|役職|部署|所属|好きな|名前|住所|電話|メール|誕生日|ベジタリアン|菜食|支社|本社|支店|"
+    r"引っ越|引越|転居|移住|越して|アドレス|[\u4e00-\u9fff]{1,4}部(?![屋品分下])|"
     r"\b(?:moved|relocated) to\b",
     _I)
 
@@ -243,7 +244,8 @@ class Frame:
     scope: frozenset[str]  # words under a negator
     stopped: tuple[frozenset[str], ...]  # what a stop or cancel word may govern, nearest first
     negated: bool
-    markers: frozenset[str]  # "stop", "cancel", "replace", "change"
+    markers: frozenset[str]  # "stop", "cancel", "replace", "change", "end"
+    said: frozenset[tuple[str, str]]  # (sort, the update words as written)
     replaced: frozenset[str]  # words of the thing a "replace X with Y" / "from X to Y" names
     holder: str  # "self", "none", "rel:<word>", "name:<words>"
     times: frozenset[str]
@@ -351,14 +353,17 @@ def _split(words) -> tuple[frozenset[str], frozenset[str]]:
 def frame(text: str) -> Frame:
     t = unicodedata.normalize("NFKC", text)
     markers = set()
+    said = set()
     spans = []
     for sort, pattern in _MARKERS:
         for m in pattern.finditer(t):
             markers.add(sort)
+            said.add((sort, " ".join(m.group().casefold().split())))
             spans.append(m.span())
     contrast = [m.span() for m in _CONTRAST.finditer(t)]
     if contrast:
         markers.add("replace")  # "the 15th, not the 12th": a correction
+        said.add(("replace", "not"))
     plain = _strip(t, contrast + [m.span() for m in _INTERJECTION.finditer(t)])  # not the statement's negation
     replaced: set[str] = set()
     for m in _REPLACE_OBJ.finditer(t):
@@ -403,6 +408,7 @@ def frame(text: str) -> Frame:
                          + [c for pattern, c in _CONCEPT_PHRASES if pattern.search(t)]
                          + [k for w in raw if (k := _sound(_stem(w))) is not None])
     return Frame(words, order, values, concepts, frozenset(scope), tuple(stopped), negated, frozenset(markers),
+                 frozenset(said),
                  frozenset(replaced), _holder(t), times, bool(_SINGLE.search(t)), bool(_ROLE.search(t)),
                  bool(_RECURRING.search(t)),
                  bool(_ALSO.search(t)), bool(re.search(f"[{CJK_CLASS}]", t)))
@@ -550,7 +556,7 @@ class Verdict:
 
 def relation(old: str, new: str) -> Verdict | None:
     """Whether ``new`` (the later memory) updates ``old`` on the same frame, and how sure."""
-    a, b = frame(old), frame(new)
+    a, b = frame(old), _fresh(frame(old), frame(new))
     if not _holders_agree(a.holder, b.holder):
         return _role_holder(a, b)
     if a.times and b.times and not (a.times & b.times) and not _RESCHEDULED.search(new):
@@ -567,7 +573,9 @@ def relation(old: str, new: str) -> Verdict | None:
         return None
     # one language updates the other: only the concept list can tell, and it is never sure
     shared = a.concepts & b.concepts
-    loanword = any(c.startswith("~") for c in shared) and b.markers & {"stop", "cancel"}  # ハッカソンは中止
+    # ハッカソンは中止: a loanword the short old text is about, stopped
+    loanword = (any(c.startswith("~") for c in shared) and b.markers & {"stop", "cancel"}
+                and len(a.words) <= 3)
     ca, cb = _as_concepts(a), _as_concepts(b)
     if shared & _FRAME_CONCEPTS:  # where someone lives or works holds one value
         ca, cb = replace(ca, single=True), replace(cb, single=True)
@@ -590,6 +598,14 @@ def later(old, new) -> bool:
     return new.occurred_at[:4] >= old.recorded_at[:4]
 
 
+def _fresh(a: Frame, b: Frame) -> Frame:
+    """``b`` with only the update words ``a`` does not say too: "Bumped X in PR #152" and
+    "Bumped X in PR #178" are the same sentence about two events, not an update."""
+    if not b.said & a.said:
+        return b
+    return replace(b, markers=frozenset(sort for sort, word in b.said - a.said))
+
+
 def update_signal(old: str, new: str) -> bool:
     """Whether ``new`` reads as an update of ``old`` were the two on the same thing (the caller
     decides that, e.g. by embedder cosine): the same holder and time, words or concepts in
@@ -597,7 +613,7 @@ def update_signal(old: str, new: str) -> bool:
     different value with an update word. A restatement with only "updated" or "now" in it
     does not count: "Eng handbook updated: no deploys on Fridays" restates "Never deploy on
     Fridays"."""
-    a, b = frame(old), frame(new)
+    a, b = frame(old), _fresh(frame(old), frame(new))
     if not _holders_agree(a.holder, b.holder) or (a.times and b.times and not (a.times & b.times)):
         return False
     if not (_matching(a.words, b.words) or a.concepts & b.concepts):
@@ -636,7 +652,7 @@ def _role_holder(a: Frame, b: Frame) -> Verdict | None:
 def _as_concepts(f: Frame) -> Frame:
     numbers = frozenset(v for v in f.values if v[:1].isdigit())  # 980 is 980 in both languages
     return Frame(f.concepts, (), numbers, f.concepts, f.concepts if f.negated else frozenset(),
-                 (f.concepts,), f.negated, f.markers, frozenset(), f.holder, f.times, f.single, f.role,
+                 (f.concepts,), f.negated, f.markers, f.said, frozenset(), f.holder, f.times, f.single, f.role,
                  f.recurring, f.also, f.cjk)
 
 
@@ -726,6 +742,9 @@ def _lexical(a: Frame, b: Frame) -> Verdict | None:
         return None  # a restatement or an extension
     if len(shared) == 1 and max(len(a.words), len(b.words)) > 3:
         return None  # one shared word between longer statements is a topic, not a frame
+    if values_differ and only_a and only_b:
+        return None  # a value and a word both differ: another event of the same sort (a quote to
+        # another customer, another PR), not a new value for the same statement
     slots_a = _slots(a, only_a, shared, near_shared=False)
     slots_b = _slots(b, only_b, shared_b, near_shared=True)
     if slots_b > 1 or (slots_a > 1 and slots_b):
