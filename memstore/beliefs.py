@@ -286,8 +286,9 @@ def _value(w: str) -> str | None:
         return w.casefold()  # an identifier (pinecone42, us-east-1, v4.2): a value, not a word
     if _NUMBER.match(w):
         return re.sub(r"(?<=\d)(?:st|nd|rd|th)$|[$¥€£,]", "", w.casefold())
-    if w.casefold() in _VALUE_WORDS or _JA_VALUE.match(w):
-        return w.casefold()[:3] if w.isascii() else w.removeprefix("毎週")[:2]
+    low = w.casefold()
+    if low in _VALUE_WORDS or (low.endswith("s") and low[:-1] in _WEEKDAYS) or _JA_VALUE.match(w):
+        return low[:3] if w.isascii() else w.removeprefix("毎週")[:2]  # Tuesdays is tue
     return None
 
 
@@ -598,6 +599,11 @@ def later(old, new) -> bool:
     return new.occurred_at[:4] >= old.recorded_at[:4]
 
 
+def _identifier(value: str) -> bool:
+    """A value that names one thing (v4.2, us-east-1), not a number or a day shared by many."""
+    return any(c.isdigit() for c in value) and not value.isdigit()
+
+
 def _fresh(a: Frame, b: Frame) -> Frame:
     """``b`` with only the update words ``a`` does not say too: "Bumped X in PR #152" and
     "Bumped X in PR #178" are the same sentence about two events, not an update."""
@@ -699,7 +705,7 @@ def _inside(x: str, y: str, loose: bool) -> bool:
 
 def _lexical(a: Frame, b: Frame) -> Verdict | None:
     shared, shared_b = _matching(a.words, b.words), _matching(b.words, a.words)
-    ids = {v for v in a.values & b.values if not v.isdigit() and not v.isalpha()}  # 4.2, us-east-1
+    ids = {v for v in a.values & b.values if _identifier(v)}  # 4.2, us-east-1
     if not a.words or not b.words or not (shared or a.concepts & b.concepts or ids):
         return None
     only_a, only_b = a.words - shared, b.words - shared_b
@@ -721,7 +727,7 @@ def _lexical(a: Frame, b: Frame) -> Verdict | None:
     if b.markers & {"stop", "cancel"}:
         # what is stopped is the old thing: most of what the stop word governs is in the old text
         for part in b.stopped:  # what each stop word governs
-            hit = _matching(part, a.words) | {v for v in part & a.values if not v.isdigit()}  # 4.2, not 5
+            hit = _matching(part, a.words) | {v for v in part & a.values if _identifier(v)}  # 4.2, not 5 or tue
             # most of what is stopped is in the old text, and it is much of what the old text says
             named = a.holder == b.holder and a.holder.startswith("name:")  # about one person
             if hit and len(hit) * 2 >= len(part) and (len(hit) * 3 >= len(a.words) or named):
