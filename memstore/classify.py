@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, replace
-from functools import lru_cache
+from functools import cache, lru_cache
 
 from .model import Salience
 
@@ -71,7 +71,7 @@ _HINT = re.compile(r"never|must|under no|do(?:n|\snot)|always|cr(?:itical|ucial)
 # "do not" and "don't" count only as an imperative (at the start of a sentence): "I always
 # take the bus" is a habit, "Always tag releases" a rule. "never mind" and a negated
 # "not important" are not cues. English and Japanese. Lowercase: matched on text.lower().
-IMPORTANT = re.compile(
+_IMPORTANT = (
     rf"\bnever\b(?!\s+mind)|\bmust(?:n{_APOS}?t)?\b|\bunder no circumstances\b"
     rf"|\bdon{_APOS}?t ever\b|\bdo not ever\b"
     rf"|(?:^|(?<=[.!?;:\n]))\s*(?:always|do not|don{_APOS}?t)\b"
@@ -82,7 +82,7 @@ IMPORTANT = re.compile(
 # Words that mark a memory as risky to forget: a health risk or a security hole. A mention
 # of a password is not one (a secret does not belong in memory; memstore(7), THREAT MODEL),
 # and "Never share the password" is protected by "never". Lowercase, as IMPORTANT.
-RISK = re.compile(
+_RISK = (
     r"\ballerg(?:ic|y|ies)\b|\banaphyla\w*"
     r"|\bsecurity (?:risk|hole|issue|incident|vulnerabilit(?:y|ies)|breach|flaw|bug|problem)s?\b"
     r"|\bvulnerabilit(?:y|ies)\b"
@@ -90,14 +90,21 @@ RISK = re.compile(
 )
 
 
+@cache
+def _cue_patterns() -> tuple[re.Pattern, re.Pattern]:
+    """(risk, importance), compiled on the first text with a hint (start-up of `remember`)."""
+    return re.compile(_RISK), re.compile(_IMPORTANT)
+
+
 def cue(text: str) -> str | None:
     """"risk" when a risk word is in the text, "importance" for an importance word, else None."""
     low = text.lower()
     if not _HINT.search(low):
         return None
-    if RISK.search(low):
+    risk, important = _cue_patterns()
+    if risk.search(low):
         return "risk"
-    if IMPORTANT.search(low):
+    if important.search(low):
         return "importance"
     return None
 

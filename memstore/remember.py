@@ -16,7 +16,7 @@ from unicodedata import category
 from .classify import NOTE, PRIORS, classify, cue, prior
 from .errors import UsageError
 from .model import AXES, KINDS, OUTCOMES, SOURCES, Memory, Salience, memory_id, memory_to_dict
-from .textdates import event_time
+from .timehint import may_hold_time
 from .timeutil import (
     format_minute,
     parse_occurred,
@@ -217,7 +217,12 @@ def build(draft: Draft, now: str, config) -> Memory | None:
     if draft.occurred_at is not None:  # an explicit --occurred-at wins over the text
         occurred, precision = draft.occurred_at
     else:  # "in 2020", "last Tuesday", 「3日前」: the time the text states, as precise as it says
-        occurred, precision = event_time(draft.text, now) or (_minute(now), "minute")
+        stated = None
+        if may_hold_time(draft.text):
+            from .textdates import event_time  # the grammar, only for a text that may hold a time
+
+            stated = event_time(draft.text, now)
+        occurred, precision = stated or (_minute(now), "minute")
     ttl = config["memory"]["short_ttl_days"]
     return Memory(
         id=memory_id(draft.text, draft.subject, draft.domain),

@@ -1,0 +1,36 @@
+"""The cheap test every text passes through before memstore.textdates reads a time from it.
+
+Kept apart so that ``remember`` pays for the time grammar (its import and compilation,
+a few ms per process) only for a text that may state a time.
+"""
+
+from __future__ import annotations
+
+import re
+
+_DIGIT_OR_JA = re.compile(r"[\d日月年週朝夜晩時分]|おとと")
+_DIGITS = b"0123456789"
+_YEARISH = re.compile(rb"\d{4}")
+
+
+def may_hold_time(text: str) -> bool:
+    """Cheap necessary condition: every expression that gives an event time holds four digits
+    in a row (English), a digit or one of these kanji (Japanese), or one of these words
+    (checked by a test). Measured on a
+    90-character line: this ~1.2 us; one regex over the same words 1-10 us (CPython's re
+    tries each alternative at each position); any() over a tuple of them 1 us more."""
+    if text.isascii():
+        raw = text.encode()
+        # a digit alone is not enough: every English expression with digits and no time word
+        # holds a year (2020, 2024-04-05, 2026-W23); "note number 3" must not load the grammar
+        if len(raw.translate(None, _DIGITS)) != len(raw) and _YEARISH.search(raw):
+            return True
+    elif _DIGIT_OR_JA.search(text):
+        return True
+    s = text.lower()
+    return ("ago" in s or "last" in s or "past" in s or "previous" in s or "day" in s or "tonight" in s
+            or "morning" in s or "noon" in s or "evening" in s or "uary" in s or "march" in s
+            or "april" in s or "may" in s or "june" in s or "july" in s or "august" in s or "ember" in s
+            or "october" in s)
+
+
