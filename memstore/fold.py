@@ -159,7 +159,7 @@ def _resolve(s: State, e: dict) -> None:
         if "confidence" in e:  # a person's word makes the kept belief certain
             _set(s, winner, confidence=e["confidence"])
         m = s.memories.get(loser)
-        if m is not None and m.status in ("active", "superseded"):
+        if m is not None and m.status in ("active", "expired", "superseded"):  # stale, not just short-lived
             s.memories[loser] = replace(m, status="superseded", invalid_at=e["at"],
                                         superseded_by=winner, reason=why)
         return
