@@ -5,26 +5,35 @@ Two memories are about the same *frame* when they say something about the same h
 words ("actually", "anymore", 「もう」), negators and relative time words are set aside.
 A newer memory *updates* an older one on its frame when it
 
-- negates it ("I'm not vegetarian anymore" after "I am vegetarian"): one text's content
-  holds the other's, and the negation parity differs;
-- stops or cancels it ("I stopped going to the gym", 「定例は中止」): an update word of
-  that sort, and the new text's content lies within the old one's;
-- replaces one thing by another ("we replaced Jenkins with GitHub Actions"): the thing
-  replaced is in the old text;
+- negates it ("I'm not vegetarian anymore" after "I am vegetarian"): what the negator
+  governs (its clause; the clause before it in Japanese) is in the other text, and the
+  negation parity of the first sentence differs;
+- stops or cancels it ("I stopped going to the gym", 「定例は中止」), or ends a practice
+  the old text states ("the study group ended" after "every Friday ..."): what the stop
+  word governs is mostly in the old text and much of what the old text says;
+- replaces one thing by another ("we replaced Jenkins with GitHub Actions", "the 15th,
+  not the 12th"): the thing replaced is in the old text;
 - gives a new value for the same statement ("the standup is at 10 now", 「今は東京に住んで
-  いる」): both texts keep most of their content words, each has a different value, and
-  an update word or a single-valued frame (where someone lives, works, a price, a
-  deadline, a favourite) says that the new value replaces the old.
+  いる」): the same words with one value (a number, an identifier, a day, a place) or one
+  word in one place changed, and an update word, or a single-valued frame of a person or a
+  thing (where one lives or works, a name, an address, a birthday, a diet);
+- gives a role a new holder, or a person a new role.
 
-Lookalikes do not: a different holder ("my sister is not vegetarian"), a negation about a
-different object ("not allergic to shellfish" vs "allergic to peanuts"), a different time
-(both texts name explicit, different times), or two values of a statement that can hold
-several ("I like tea", "I also like coffee").
+An update word counts only when the old text does not say it too ("Bumped X in PR #152"
+and "... PR #178" are one sentence about two events). Lookalikes do not update: a
+different holder ("my sister is not vegetarian"), a negation about a different object
+("not allergic to shellfish" vs "allergic to peanuts"), a different time (both texts name
+explicit, different times and the newer does not say it moved), a value and a word that
+differ together (another event of the same sort), or a second value of a statement that
+can hold several ("I like tea", "I also like coffee").
 
 ``relation(old, new)`` gives a ``Verdict``: ``certain`` updates supersede the older memory;
-unsure ones (a match made only through the bilingual concept list, or a bare negation with
-no update word) open a conflict for a person. Pure and deterministic; a text's analysis
-is cached, so consolidate and recall can compare many pairs.
+unsure ones (a match made only through the bilingual concept list, a bare negation of one
+shared word, a single-valued frame sharing one word) open a conflict for a person.
+``later(old, new)`` says whether a memory may update another at all (said after it, and
+not about an earlier year); ``update_signal`` is recall's weaker test for two memories the
+embedder puts on one topic. Pure and deterministic; a text's analysis is cached, so
+consolidate and recall can compare many pairs.
 """
 
 from __future__ import annotations
@@ -153,7 +162,6 @@ went gone use using used uses usually always often every each per via like aroun
 """.split())
 _WORD = re.compile(rf"[{CJK_CLASS}]+|[$¥€£]?\d{{1,3}}(?:,\d{{3}})+(?:\.\d+)?|[$¥€£]?[a-z0-9][a-z0-9'’:.\-]*[a-z0-9]"
                    r"|[a-z0-9]", _I)
-_KANA_ONLY = re.compile(r"^[\u3040-\u309f]+$")  # hiragana: particles and endings
 # Kanji runs and katakana runs are words of their own (毎朝コーヒー is 毎朝 and コーヒー).
 _KANJI_KATA = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff々〆]+|[\u30a0-\u30ffー]+")
 # Roles: "X leads the team" -> "X is now the CTO" changes X's role; "Bob is the tech lead" ->
@@ -322,7 +330,6 @@ _HIRA_STOP = frozenset("""これ それ あれ どれ ここ そこ あそこ �
 うち あと まだ もう いつも とても ちょっと すごく やっぱり たぶん きょう あした きのう さっき いま
 でも だけ まで から より ので のに けど ほど など なに なん どこ いつ だれ""".split())
 _CONTRACTION = re.compile(r"['’](?:s|re|ll|ve|d|m)$")
-_KANJI_RUN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff々〆]+")
 
 # The thing a replacement names as the old one ("replaced Jenkins with ...", "from Vim to ...",
 # "instead of driving", 「DatadogからLokiに」); "switched to decaf" names only the new one.
