@@ -1,0 +1,304 @@
+"""What a text says, for comparing it with another (memstore.beliefs): ``frame(text)``
+breaks it into content words and values, update words, what a negator or a stop word
+governs, its holder and explicit times. Pure and cached."""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass
+from functools import lru_cache
+
+from ..cjk import CJK_CLASS
+from .lexicon import (
+    _ALSO,
+    _CLAUSE,
+    _COMMON_START,
+    _CONCEPT_PHRASES,
+    _CONCEPTS,
+    _CONTRACTION,
+    _CONTRAST,
+    _EN_NEG,
+    _EN_SCOPE,
+    _EN_SOUND,
+    _EXPLICIT_TIME,
+    _HIRA_NOUN,
+    _HIRA_STOP,
+    _INTERJECTION,
+    _JA_COUNTERS,
+    _JA_JOBS,
+    _JA_NAME,
+    _JA_NEG,
+    _JA_REL,
+    _JA_SCOPE,
+    _JA_VALUE,
+    _KANA,
+    _KANJI_KATA,
+    _MARKERS,
+    _NAME_START,
+    _NOT_PREFIX,
+    _NUMBER,
+    _PASSIVE,
+    _PLACES,
+    _POSSESSIVE,
+    _RECURRING,
+    _REL,
+    _REPLACE_OBJ,
+    _ROLE,
+    _SELF,
+    _SENTENCE,
+    _SINGLE,
+    _SMALL,
+    _STOP,
+    _TIME_WORDS,
+    _VALUE_WORDS,
+    _WEEKDAYS,
+    _WORD,
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Frame:
+    """What a text says, for comparing it with another: content words (stemmed) apart from
+    values (numbers, days, months), their bilingual concepts, what a negator governs, the
+    negation parity, update-word sorts, holder and explicit times."""
+
+    words: frozenset[str]
+    order: tuple[tuple[str, int], ...]  # (word, clause) in text order, for counting slots
+    values: frozenset[str]
+    concepts: frozenset[str]
+    scope: frozenset[str]  # words under a negator
+    stopped: tuple[frozenset[str], ...]  # what a stop or cancel word may govern, nearest first
+    negated: bool
+    markers: frozenset[str]  # "stop", "cancel", "replace", "change", "end"
+    said: frozenset[tuple[str, str]]  # (sort, the update words as written)
+    replaced: frozenset[str]  # words of the thing a "replace X with Y" / "from X to Y" names
+    holder: str  # "self", "none", "rel:<word>", "name:<words>"
+    times: frozenset[str]
+    single: bool  # a single-valued frame word appears
+    role: bool  # a role word appears
+    recurring: bool  # a practice ("every Friday", 毎週), which an end ("ended", 終了) stops
+    also: bool
+    cjk: bool
+
+
+def _stem(w: str) -> str:
+    if not w.isascii() or any(c.isdigit() for c in w):
+        return w
+    w = w.replace("’", "'")
+    if w.endswith("'s"):
+        w = w[:-2]
+    for suffix in ("ing", "ies", "ed", "es", "s", "e", "y"):
+        if w.endswith(suffix) and len(w) - len(suffix) >= 3:
+            return w[: -len(suffix)]
+    return w
+
+
+def _value(w: str) -> str | None:
+    """The canonical form of a value word ($1,850 -> 1850; 12th -> 12), else None."""
+    if w.isascii() and any(c.isdigit() for c in w) and any(c.isalpha() for c in w) and not _NUMBER.match(w):
+        return w.casefold()  # an identifier (pinecone42, us-east-1, v4.2): a value, not a word
+    if _NUMBER.match(w):
+        return re.sub(r"(?<=\d)(?:st|nd|rd|th)$|[$¥€£,]", "", w.casefold())
+    low = w.casefold()
+    if low in _VALUE_WORDS or (low.endswith("s") and low[:-1] in _WEEKDAYS) or _JA_VALUE.match(w):
+        return low[:3] if w.isascii() else w.removeprefix("毎週")[:2]  # Tuesdays is tue
+    return None
+
+
+def _content_words(text: str) -> list[str]:
+    words = []
+    for m in _WORD.finditer(text):
+        tok = m.group()
+        low = _CONTRACTION.sub("", tok.casefold())
+        if not low:
+            continue
+        if low[0].isascii():
+            if len(tok) == 1 and tok.isupper() and text[:m.start()].rstrip()[-1:] not in ("", ".", "!", "?", ":"):
+                words.append(low)  # mid-sentence, a capital is a label (会議室A, Room A), not the article
+                continue
+            if low in _STOP or len(low) < 2 and not low.isdigit():
+                continue
+            words.append(low)
+        else:
+            words.extend(m.group(1) for m in _HIRA_NOUN.finditer(tok) if m.group(1) not in _HIRA_STOP)
+            for run in _KANJI_KATA.findall(tok):  # hiragana carries grammar, not content
+                if run in _JA_COUNTERS:
+                    continue
+                words.append(run)
+    return words
+
+
+def _split(words) -> tuple[frozenset[str], frozenset[str]]:
+    frame_words, values = set(), set()
+    for w in words:
+        v = _value(w) or (_CONCEPTS.get(w.casefold()) if _CONCEPTS.get(w.casefold()) in _PLACES else None)
+        if v is not None:
+            values.add(v)
+        elif not _EXPLICIT_TIME.fullmatch(w):
+            frame_words.add(_stem(w))
+    return frozenset(frame_words), frozenset(values)
+
+
+@lru_cache(maxsize=65536)
+def frame(text: str) -> Frame:
+    t = unicodedata.normalize("NFKC", text)
+    markers = set()
+    said = set()
+    spans = []
+    for sort, pattern in _MARKERS:
+        for m in pattern.finditer(t):
+            markers.add(sort)
+            said.add((sort, " ".join(m.group().casefold().split())))
+            spans.append(m.span())
+    contrast = [m.span() for m in _CONTRAST.finditer(t)]
+    if contrast:
+        markers.add("replace")  # "the 15th, not the 12th": a correction
+        said.add(("replace", "not"))
+    plain = _strip(t, contrast + [m.span() for m in _INTERJECTION.finditer(t)])  # not the statement's negation
+    replaced: set[str] = set()
+    for m in _REPLACE_OBJ.finditer(t):
+        obj = m.group(1) or m.group(2) or m.group(3) or ""
+        replaced.update(_value(w) or _stem(w) for w in _content_words(obj))
+    for start, end in contrast:  # "the 15th, not the 12th": the 12th is what is replaced
+        replaced.update(_value(w) or _stem(w) for w in _content_words(_NOT_PREFIX.sub(" ", t[start:end])))
+    # the statement comes first; a reason after it ("..., it was wrecking my sleep", 「…合わなく
+    # なって」) does not flip it
+    first = _SENTENCE.split(plain.strip(), 1)[0]
+    negated = (len(_EN_NEG.findall(first)) + len(_JA_NEG.findall(first))) % 2 == 1
+    scope = set()  # the negated clause: its subject and what the negator governs
+    for m in _EN_SCOPE.finditer(first):
+        clause = m.group(1) + " " + m.group(2)
+        scope |= _split(_content_words(_strip(clause, _marker_spans(clause) + _time_spans(clause))))[0]
+    for m in _JA_SCOPE.finditer(first):
+        scope |= _split(_content_words(_strip(m.group(1), _marker_spans(m.group(1)))))[0]
+    stopped = []  # what a stop word may govern: the words after it, before it, the clause before
+    for sort, pattern in _MARKERS:
+        if sort in ("stop", "cancel", "end"):
+            for m in pattern.finditer(t):
+                start = max((c.end() for c in _CLAUSE.finditer(t, 0, m.start())), default=0)
+                end = next((c.start() for c in _CLAUSE.finditer(t, m.end())), len(t))
+                before = max((c.end() for c in _CLAUSE.finditer(t, 0, max(start - 1, 0))), default=0)
+                parts = [t[m.end():end], t[start:m.start()], t[before:start]]
+                if not m.group()[:1].isascii() or _PASSIVE.search(t[start:m.start()]):
+                    parts[:2] = parts[1::-1]  # 「ジムはやめた」, "4.2 is scrapped": the thing comes first
+                for part in parts:
+                    found = _split(_content_words(_strip(part, _marker_spans(part) + _time_spans(part))))
+                    if found[0] or found[1]:
+                        stopped.append(found[0] | found[1])
+                        break
+    times = frozenset(_time_key(x) for x in _EXPLICIT_TIME.findall(t))
+    stripped = _strip(t, spans + contrast + [m.span() for m in _TIME_WORDS.finditer(t)]
+                      + [m.span() for m in _EN_NEG.finditer(t)] + [m.span() for m in _JA_NEG.finditer(t)])
+    raw = _content_words(stripped)
+    words, values = _split(raw)
+    order = tuple((_stem(w) if _value(w) is None else "\x00", n)
+                  for n, clause in enumerate(_CLAUSE.split(stripped)) for w in _content_words(clause))
+    # concepts come from every word, update words included: 引っ越した says where one lives
+    concepts = frozenset([c for w in raw + _content_words(t) if (c := _concept(w)) is not None]
+                         + [c for pattern, c in _CONCEPT_PHRASES if pattern.search(t)]
+                         + [k for w in raw if (k := _sound(_stem(w))) is not None])
+    return Frame(words, order, values, concepts, frozenset(scope), tuple(stopped), negated, frozenset(markers),
+                 frozenset(said),
+                 frozenset(replaced), _holder(t), times, bool(_SINGLE.search(t)), bool(_ROLE.search(t)),
+                 bool(_RECURRING.search(t)),
+                 bool(_ALSO.search(t)), bool(re.search(f"[{CJK_CLASS}]", t)))
+
+
+def _time_spans(text: str) -> list[tuple[int, int]]:
+    return [m.span() for m in _TIME_WORDS.finditer(text)]
+
+
+def _time_key(text: str) -> str:
+    """One spelling per explicit time: "July 18th" and "jul. 18" are "jul 18"."""
+    words = text.casefold().replace(".", " ").split()
+    if len(words) == 2 and words[0].isalpha():
+        return f"{words[0][:3]} {re.sub(r'(?<=[0-9])(?:st|nd|rd|th)$', '', words[1])}"
+    return " ".join(words)
+
+
+def _marker_spans(text: str) -> list[tuple[int, int]]:
+    return [m.span() for _sort, p in _MARKERS for m in p.finditer(text)]
+
+
+def _concept(word: str) -> str | None:
+    low = word.casefold()
+    if low in _CONCEPTS:
+        return _CONCEPTS[low]
+    if not low.isascii():  # a Japanese run holding a listed word (東京に -> 東京)
+        for key in (low[:i] for i in range(len(low), 0, -1)):
+            if key in _CONCEPTS:
+                return _CONCEPTS[key]
+    return None
+
+
+def _strip(text: str, spans) -> str:
+    out, pos = [], 0
+    for start, end in sorted(spans):
+        if start > pos:
+            out.append(text[pos:start])
+        pos = max(pos, end)
+        out.append(" ")
+    out.append(text[pos:])
+    return "".join(out)
+
+
+def _holder(text: str) -> str:
+    rel = _REL.search(text) or _JA_REL.search(text)
+    if rel:
+        return "rel:" + rel.group(1).casefold()
+    names = {m.group(1).casefold() for m in _JA_NAME.finditer(text) if m.group(1) not in _JA_JOBS}
+    names |= {m.group(1).casefold() for m in _POSSESSIVE.finditer(text)
+              if m.group(1).casefold() not in _COMMON_START}
+    first = _NAME_START.match(text)
+    if first and first.group(1).casefold() not in _COMMON_START and not first.group(1).endswith("ly"):
+        names.add(first.group(1).casefold())
+    if names:
+        return "name:" + ",".join(sorted(names))
+    if _SELF.search(text):
+        return "self"
+    return "none"
+
+
+def _holders_agree(a: str, b: str) -> bool:
+    if a == b or "none" in (a, b):
+        return True
+    if a.startswith("name:") and b.startswith("name:"):
+        x, y = set(a[5:].split(",")), set(b[5:].split(","))
+        return bool({_romaji(n) for n in x} & {_romaji(n) for n in y})  # Ken is ケン
+    return False
+
+
+def _sound(word: str) -> str | None:
+    """A loanword's consonant skeleton ("~hksn" for hackathon and ハッカソン), or None for words
+    too short to tell apart (fewer than three consonants) and for kanji."""
+    if re.fullmatch(r"[\u30a0-\u30ffー]+", word):
+        roman = _romaji(word).replace("h", "")
+    elif re.fullmatch(r"[a-z]{5,}", word):  # shorter words collide (long, ランニング)
+        roman = word
+        for a, b in _EN_SOUND:
+            roman = roman.replace(a, b)
+    else:
+        return None
+    skeleton = re.sub(r"(.)\1+", r"\1", re.sub(r"[aeiou]", "", roman))
+    return "~" + skeleton if len(skeleton) >= 3 else None
+
+
+def _romaji(name: str) -> str:
+    if not re.fullmatch(r"[\u30a0-\u30ff]+", name):
+        return name.casefold()
+    out = ""
+    double = False
+    for ch in name:
+        if ch == "ッ":
+            double = True
+            continue
+        if ch in _SMALL and out:
+            out = out[:-1] + _SMALL[ch] if ch in "ャュョ" else out[:-1] + _SMALL[ch]
+            continue
+        part = _KANA.get(ch, "")
+        if double and part:
+            part = part[0] + part
+            double = False
+        out += part
+    return out

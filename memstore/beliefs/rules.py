@@ -1,0 +1,224 @@
+"""Whether a newer memory updates an older one (memstore.beliefs): ``relation``, ``later``
+and ``update_signal`` over two texts' frames."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, replace
+
+from .frame import Frame, _holders_agree, _stem, frame
+from .lexicon import _I
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    certain: bool  # True: supersede; False: open a conflict for a person
+    rule: str  # negation | stop | cancel | replacement | value | role
+    detail: str
+
+
+def relation(old: str, new: str) -> Verdict | None:
+    """Whether ``new`` (the later memory) updates ``old`` on the same frame, and how sure."""
+    a, b = frame(old), _fresh(frame(old), frame(new))
+    if not _holders_agree(a.holder, b.holder):
+        return _role_holder(a, b)
+    if a.times and b.times and not (a.times & b.times) and not _RESCHEDULED.search(new):
+        return None  # about different times ("the Q1 review", "the Q2 review"), unless rescheduled
+    verdict = _lexical(a, b)
+    if verdict is not None:
+        return verdict
+    if a.cjk == b.cjk:
+        # other words for where someone lives or works, or their number ("I live in Lyon",
+        # "we moved to Toronto"): unsure, and only for one holder
+        frames = a.concepts & b.concepts & _FRAME_CONCEPTS
+        if frames and b.markers and a.holder == b.holder != "none" and not (a.words & b.words):
+            return Verdict(False, "value", f"in other words: new value for {sorted(frames)[0]!r}")
+        return None
+    # one language updates the other: only the concept list can tell, and it is never sure
+    shared = a.concepts & b.concepts
+    # ハッカソンは中止: a loanword the short old text is about, stopped
+    loanword = (any(c.startswith("~") for c in shared) and b.markers & {"stop", "cancel"}
+                and len(a.words) <= 3)
+    ca, cb = _as_concepts(a), _as_concepts(b)
+    if shared & _FRAME_CONCEPTS:  # where someone lives or works holds one value
+        ca, cb = replace(ca, single=True), replace(cb, single=True)
+    # without an update word, two texts in two languages on the same things are a translation
+    v = _lexical(ca, cb) if b.markers and (len(shared) >= 2 or shared & _FRAME_CONCEPTS or loanword) else None
+    if v is not None and a.cjk != b.cjk:
+        return Verdict(False, v.rule, "across languages: " + v.detail)
+    return None
+
+
+def later(old, new) -> bool:
+    """Whether ``new`` may update ``old``: said after it (record time, then log position), and
+    about a year not before the one ``old`` was said in. "The offsite is on June 12" is
+    updated by "the offsite is cancelled" said in May; a note backfilled to 2025
+    (--occurred-at, or "in 2025" in its text) is old news and updates nothing said in 2026."""
+    if (new.recorded_at, new.seq, new.id) <= (old.recorded_at, old.seq, old.id):
+        return False
+    # compared by the year only: a date in the text is often what the belief is about (a
+    # birthday, a deadline), not when it was learnt
+    return new.occurred_at[:4] >= old.recorded_at[:4]
+
+
+def _identifier(value: str) -> bool:
+    """A value that names one thing (v4.2, us-east-1), not a number or a day shared by many."""
+    return any(c.isdigit() for c in value) and not value.isdigit()
+
+
+def _fresh(a: Frame, b: Frame) -> Frame:
+    """``b`` with only the update words ``a`` does not say too: "Bumped X in PR #152" and
+    "Bumped X in PR #178" are the same sentence about two events, not an update."""
+    if not b.said & a.said:
+        return b
+    return replace(b, markers=frozenset(sort for sort, word in b.said - a.said))
+
+
+def update_signal(old: str, new: str) -> bool:
+    """Whether ``new`` reads as an update of ``old`` were the two on the same thing (the caller
+    decides that, e.g. by embedder cosine): the same holder and time, words or concepts in
+    common, and in ``new`` a flipped negation, a stop, a cancellation, a replacement, or a
+    different value with an update word. A restatement with only "updated" or "now" in it
+    does not count: "Eng handbook updated: no deploys on Fridays" restates "Never deploy on
+    Fridays"."""
+    a, b = frame(old), _fresh(frame(old), frame(new))
+    if not _holders_agree(a.holder, b.holder) or (a.times and b.times and not (a.times & b.times)):
+        return False
+    if not (_matching(a.words, b.words) or a.concepts & b.concepts):
+        return False  # nothing in common to update: a neighbour, not a new version
+    if _STILL.search(new):
+        return False  # "confirmed again", 「引き続き」: the same belief, said again
+    values_differ = bool(a.values and b.values and a.values != b.values)
+    # (a flipped negation alone is not enough here: "Friday deploys are off-limits" restates
+    # "never deploy on Fridays"; the rules of relation() look at what the negator governs)
+    return bool(b.markers & {"stop", "cancel", "replace"}) or (values_differ and bool(b.markers))
+
+
+# Words that say a belief still holds: said again, not changed.
+_STILL = re.compile(r"\b(?:still|again|as before|as usual|continues?|confirmed|reminded|reiterated|"
+                    r"remains?|stays?|keeps?)\b|引き続き|相変わらず|改めて|再確認|変わらず", _I)
+
+
+_RESCHEDULED = re.compile(r"\b(?:reschedul\w*|moved|postponed|pushed|changed|correction|wrong|not)\b|"
+                          r"変更|延期|訂正|間違|勘違い|正しくは|ではなく|じゃなく", _I)
+
+
+def _names(f: Frame) -> set[str]:
+    return {_stem(n) for n in f.holder[5:].split(",")} if f.holder.startswith("name:") else set()
+
+
+def _role_holder(a: Frame, b: Frame) -> Verdict | None:
+    """Someone else now holds the role: the texts differ only in the names."""
+    if not (a.role and b.role and b.markers and a.holder.startswith("name:") and b.holder.startswith("name:")):
+        return None
+    rest_a, rest_b = a.words - _names(a), b.words - _names(b)
+    if rest_a and rest_a == rest_b:
+        return Verdict(True, "role", f"new holder of {' '.join(sorted(rest_a))!r}")
+    return None
+
+
+def _as_concepts(f: Frame) -> Frame:
+    numbers = frozenset(v for v in f.values if v[:1].isdigit())  # 980 is 980 in both languages
+    return Frame(f.concepts, (), numbers, f.concepts, f.concepts if f.negated else frozenset(),
+                 (f.concepts,), f.negated, f.markers, f.said, frozenset(), f.holder, f.times, f.single, f.role,
+                 f.recurring, f.also, f.cjk)
+
+
+# Concepts that frame a statement on their own: where someone lives, where they work.
+_FRAME_CONCEPTS = frozenset({"住", "勤", "電話"})
+
+
+def _slots(f: Frame, only: frozenset[str], shared: frozenset[str], *, near_shared: bool) -> int:
+    """How many separate places the words of ``only`` fill in ``f``'s text: runs of them in
+    text order. ``near_shared``: count only in the clauses that hold a shared word (a new
+    text may add a reason after a comma)."""
+    clauses = {c for w, c in f.order if w in shared} if near_shared else None
+    runs, inside, length = 0, False, 0
+    for w, c in f.order:
+        if clauses is not None and c not in clauses:
+            inside = False
+            continue
+        if w in only:
+            length = length + 1 if inside else 1
+            runs += not inside or length == 4  # a value is a few words, not a clause
+            inside = True
+        else:  # a shared word or a value ends a run
+            inside = False
+    return runs
+
+
+def _matching(xs, ys, *, loose: bool = False) -> frozenset[str]:
+    """The words of ``xs`` that a word of ``ys`` matches: the same word, or for Japanese runs
+    (never segmented into words) one of two or more characters inside the other (デザイン in
+    デザインチーム); ``loose`` also lets one character end the other (辛 in 中辛, 飲 in 一切飲)."""
+    out = set(xs) & set(ys)
+    for x in set(xs) - out:
+        if not x.isascii() and any(not y.isascii() and _inside(x, y, loose) for y in ys):
+            out.add(x)
+    return frozenset(out)
+
+
+def _inside(x: str, y: str, loose: bool) -> bool:
+    short, long = (x, y) if len(x) <= len(y) else (y, x)
+    if len(short) >= 2:
+        return short in long
+    return loose and long.endswith(short)
+
+
+def _lexical(a: Frame, b: Frame) -> Verdict | None:
+    shared, shared_b = _matching(a.words, b.words), _matching(b.words, a.words)
+    ids = {v for v in a.values & b.values if _identifier(v)}  # 4.2, us-east-1
+    if not a.words or not b.words or not (shared or a.concepts & b.concepts or ids):
+        return None
+    only_a, only_b = a.words - shared, b.words - shared_b
+    share = len(shared) / min(len(a.words), len(b.words))
+    word = sorted(shared)[0] if shared else ""
+    if a.negated != b.negated:
+        # a negated restatement of the same thing: what the negator governs is in the other text
+        scope = b.scope if b.negated else a.scope
+        other = a.words if b.negated else b.words
+        inside = _matching(scope, other, loose=True)
+        extra = scope - inside  # a Japanese verb stem (使 in 使ってない) may come along
+        if shared and inside and (not extra or (len(extra) == 1 and len(next(iter(extra))) == 1 and not extra <= set("は"))):
+            sure = bool(b.markers) or len(inside) >= 2
+            return Verdict(sure, "negation", f"negation flips on {sorted(inside)[0]!r}")
+        if not b.markers & {"stop", "cancel", "replace", "end"}:
+            return None
+    if "end" in b.markers and a.recurring:
+        b = replace(b, markers=b.markers | {"stop"})
+    if b.markers & {"stop", "cancel"}:
+        # what is stopped is the old thing: most of what the stop word governs is in the old text
+        for part in b.stopped:  # what each stop word governs
+            hit = _matching(part, a.words) | {v for v in part & a.values if _identifier(v)}  # 4.2, not 5 or tue
+            # most of what is stopped is in the old text, and it is much of what the old text says
+            named = a.holder == b.holder and a.holder.startswith("name:")  # about one person
+            if hit and len(hit) * 2 >= len(part) and (len(hit) * 3 >= len(a.words) or named):
+                sort = "cancel" if "cancel" in b.markers else "stop"
+                return Verdict(True, sort, f"{sort} of {sorted(hit)[0]!r}")
+    gone = _matching(b.replaced, a.words) | (b.replaced & a.values)
+    if "replace" in b.markers and gone and not (b.replaced & only_b) and (
+            len(gone) * 4 >= len(a.words | a.values) or gone & a.values):  # "the 15th, not the 12th"
+        return Verdict(True, "replacement", f"{sorted(gone)[0]!r} replaced")
+    if a.negated != b.negated or not shared:
+        return None
+    if a.role and b.role and b.markers and a.holder == b.holder and a.holder.startswith("name:"):
+        return Verdict(True, "role", f"new role for {a.holder[5:]!r}")
+    if b.also or share < 0.5:
+        return None  # a second value that adds to the first, or a different statement
+    values_differ = bool(a.values) and bool(b.values) and a.values != b.values
+    if not (values_differ or (only_a and only_b)):
+        return None  # a restatement or an extension
+    if len(shared) == 1 and max(len(a.words), len(b.words)) > 3:
+        return None  # one shared word between longer statements is a topic, not a frame
+    if values_differ and only_a and only_b:
+        return None  # a value and a word both differ: another event of the same sort (a quote to
+        # another customer, another PR), not a new value for the same statement
+    slots_a = _slots(a, only_a, shared, near_shared=False)
+    slots_b = _slots(b, only_b, shared_b, near_shared=True)
+    if slots_b > 1 or (slots_a > 1 and slots_b):
+        return None  # more than one place differs: another statement on the same words
+    if b.markers and (values_differ or (a.single and b.single)):  # a value, not other words
+        return Verdict(True, "value", f"new value for {word!r}")
+    if a.single and b.single and (len(shared) >= 2 or a.holder == b.holder != "none"):
+        return Verdict(share >= 0.66 and len(shared) >= 2, "value", f"one value for {word!r}")
+    return None
