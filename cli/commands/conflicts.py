@@ -11,12 +11,15 @@ from ..output import emit_json, note, out, safe
 
 HELP = """List conflicting memories side by side, or resolve one.
 
-Consolidation and distillation record a conflict when two memories on one
-subject contradict each other (opposite negation, different numbers or dates, a
-changed preference) or two policies on one cause point opposite ways. Unless
-conflicts.auto_supersede is false the newer memory supersedes the older at once
-(the older keeps its history, with invalid_at set); otherwise the conflict stays
-open until a person decides. `memstore conflicts list` (or plain `memstore
+Consolidation records a conflict when a newer memory updates an older one in
+everyday words (a negation, a stop, a cancellation, a replacement, a new value;
+any kind, with or without a subject) or two memories on one subject contradict each
+other; distillation when the outcomes behind two opposite policies are near balance
+(rule evidence) or a written policy meets a learned one pointing the other way.
+Unless conflicts.auto_supersede is false, or the rules are unsure (an update across
+languages), the newer memory supersedes the older at once (the older keeps its
+history, with invalid_at set); otherwise the conflict stays open until a person
+decides. `memstore conflicts list` (or plain `memstore
 conflicts`) lists the open ones (--all: every conflict with how it ended);
 `memstore conflicts resolve ID --keep new|old|both|dismiss` records the decision:
 keep the newer memory, keep the older one (reinstating it), keep both (they do not
