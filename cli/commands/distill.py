@@ -14,7 +14,10 @@ needs distill.pattern_min_sources independent sources on one subject (or kind
 and actors). Memories with outcomes on a shared cause become policies: negative
 ones a mitigate policy, positive ones a reinforce policy, from
 distill.policy_min_support memories on, with confidence
-count/(count+1) + salienceSum/(count*4). Everything is extractive and
+(count/(count+1) + salienceSum/(count*4)) times its share of the outcomes. Which
+stands follows the balance of evidence: the side with distill.policy_majority of
+the outcomes stands and the other is superseded (or brought back); nearer the
+middle both stand in an open conflict for a person. Everything is extractive and
 deterministic; running it twice at the same --now appends nothing the second
 time. Prints one line per event appended."""
 

@@ -11,11 +11,12 @@ HELP = """Apply learned policies to a new situation, with the evidence behind th
 
 Policies are distilled from outcomes (`memstore distill`): repeated negative
 outcomes of a shared cause become 'mitigate' rules, repeated positive ones
-'reinforce' rules. judge matches the situation against the active policies
+'reinforce' rules; `memstore policy add` writes one directly. judge matches the situation against the active policies
 and the cases it was learned from (lexically and semantically, optionally
 narrowed by --domain/--subject) and
-prints the ones that apply, ranked by match x confidence, each with the
-memories it was learned from. Exit status 3 means no policy applies."""
+prints the ones that apply, ranked by match x confidence (then confidence), each
+with the outcomes for it (+) and against it (-), or who wrote it. Exit status 3
+means no policy applies."""
 
 EPILOG = """\b
 Examples:
