@@ -25,7 +25,7 @@ abstractions whose every source was superseded or forgotten are retired with the
 
 from __future__ import annotations
 
-from .beliefs import frame, later, relation
+from .beliefs import keys, later, relation
 from .conflicts import (
     conflict_events,
     conflict_id,
@@ -180,7 +180,7 @@ def _updates(s, now: str, config) -> list[dict]:
         return []
     postings: dict[str, list[Memory]] = {}
     for m in pool:
-        for word in _keys(frame(m.text)):
+        for word in keys(m.text):
             postings.setdefault(word, []).append(m)
     events: list[dict] = []
     for n in new:
@@ -188,7 +188,7 @@ def _updates(s, now: str, config) -> list[dict]:
         if n.status != "active":
             continue
         shared: dict[str, int] = {}
-        for word in _keys(frame(n.text)):
+        for word in keys(n.text):
             for o in postings.get(word, ()):
                 if o.id != n.id and later(o, n):
                     shared[o.id] = shared.get(o.id, 0) + 1
@@ -209,16 +209,6 @@ def _updates(s, now: str, config) -> list[dict]:
             apply_stage(s, batch)
             events += batch
     return events
-
-
-def _keys(f) -> set:
-    """Posting keys: words, concepts, and the pairs of Japanese runs (beliefs matches 中辛 with
-    辛 and デザイン with デザインチーム, which share a pair or are one character)."""
-    keys = set(f.words) | {"\x00" + c for c in f.concepts} | set(f.replaced)
-    for w in f.words | f.replaced:
-        if not w.isascii() and len(w) > 2:
-            keys.update(w[i:i + 2] for i in range(len(w) - 1))
-    return keys
 
 
 def _retire(s, now: str, config) -> list[dict]:

@@ -38,7 +38,7 @@ consolidate and recall can compare many pairs.
 
 from __future__ import annotations
 
-from .frame import Frame, frame
+from .frame import Frame, frame, keys
 from .rules import Verdict, later, relation, update_signal
 
-__all__ = ["Frame", "Verdict", "frame", "later", "relation", "update_signal"]
+__all__ = ["Frame", "Verdict", "frame", "keys", "later", "relation", "update_signal"]

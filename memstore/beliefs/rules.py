@@ -178,8 +178,12 @@ def _lexical(a: Frame, b: Frame) -> Verdict | None:
         scope = b.scope if b.negated else a.scope
         other = a.words if b.negated else b.words
         inside = _matching(scope, other, loose=True)
-        extra = scope - inside  # a Japanese verb stem (使 in 使ってない) may come along
-        if shared and inside and (not extra or (len(extra) == 1 and len(next(iter(extra))) == 1 and not extra <= set("は"))):
+        extra = scope - inside
+        # one shared word between two longer texts is a topic, not the same statement
+        # ("Grace drinks green tea, never coffee" and "the coffee machine is descaled")
+        frame_shared = bool(shared) and (len(shared) >= 2 or min(len(a.words), len(b.words)) <= 2)
+        verb_stem = len(extra) == 1 and len(next(iter(extra))) == 1  # 使 in 使ってない
+        if frame_shared and inside and (not extra or verb_stem):
             sure = bool(b.markers) or len(inside) >= 2
             return Verdict(sure, "negation", f"negation flips on {sorted(inside)[0]!r}")
         if not b.markers & {"stop", "cancel", "replace", "end"}:
