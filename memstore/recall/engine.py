@@ -196,7 +196,7 @@ def _recall(req: Request, ix, *, now: str, config) -> dict:
     vecs = _vectors(ix, order)
     if req.as_of is None:
         floor = lambda a, b: update_cosine(config, ix.embedder, a, b)  # noqa: E731
-        for seq, why_stale in _stale([records[s] for s in order], vecs, floor).items():
+        for seq, why_stale in _stale([records[s] for s in order[: req.k * 2]], vecs, floor).items():
             factor = LIKELY_STALE if why_stale.startswith("likely") else STALE
             scored[seq] *= factor
             if req.explain:
