@@ -36,15 +36,12 @@ from .conflicts import (
     value_swap,
 )
 from .fold import RETIRED, apply_stage
-from .model import AXES, Memory, normalize_text
+from .model import AXES, EPISODIC_KINDS, Memory, normalize_text
 from .remember import reinforce_step
 from .salience import composite
 from .timeutil import ts_after
 
 REINFORCE, ADD, UPDATE, CONFLICT = "reinforce", "add", "update", "conflict"
-# Episodes are events, not beliefs: a second incident like the first is more evidence
-# (policies count it), never an update of it. Only reports of the same day can be one event.
-EPISODIC_KINDS = ("meeting", "incident", "deal")
 # Only beliefs can be contradicted or updated. Notes are observations: two notes on one
 # subject that differ in a number ("build 1234 is flaky", "build 1240 is flaky") are two
 # facts about the world, not a changed mind; they merge when near-identical, else both stay.
@@ -53,7 +50,8 @@ BELIEF_KINDS = ("fact", "preference", "definition", "plan", "decision", "procedu
 
 
 def comparable(old: Memory, new: Memory) -> bool:
-    """Whether the four-state decision applies to the pair at all."""
+    """Whether the four-state decision applies to the pair at all: two episodes (or outcomes)
+    are one event only when reported on the same day."""
     episodic = any(m.kind in EPISODIC_KINDS or m.outcome is not None for m in (old, new))
     return not episodic or old.occurred_at[:10] == new.occurred_at[:10]
 

@@ -19,6 +19,9 @@ KINDS = (
     "fact", "plan", "procedure", "disambiguation", "policy",
 )
 OUTCOMES = ("positive", "negative", "pending")
+# Episodes are events, not beliefs: a second incident like the first is more evidence, never
+# an update of it (consolidate, recall and the update rules all read it so).
+EPISODIC_KINDS = ("meeting", "incident", "deal")
 TIERS = ("short", "long")
 STATUSES = ("active", "expired", "archived", "superseded", "invalidated")
 LEVELS = ("raw", "summary", "pattern", "principle", "policy")

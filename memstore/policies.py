@@ -27,8 +27,9 @@ import hashlib
 from dataclasses import dataclass
 
 from .extractive import central_sentence
-from .model import AXES, Memory, Salience, memory_to_dict
+from .model import AXES, SOURCES, Memory, Salience, memory_to_dict, normalize_text
 from .salience import composite
+from .timeutil import format_minute, parse_ts, time_buckets
 
 DIRECTION = {"negative": "mitigate", "positive": "reinforce"}
 OPPOSITE = {"mitigate": "reinforce", "reinforce": "mitigate"}
@@ -128,8 +129,6 @@ DIRECTION_WORDS = {"mitigate": "mitigate", "avoid": "mitigate", "reinforce": "re
 
 def written_id(rule: str, direction: str, subject: str | None, domain: str | None) -> str:
     """A written policy's id: from its words, direction and scope (never a raw memory's id)."""
-    from .model import normalize_text
-
     raw = "\x1f".join(("policy", "written", direction, domain or "", subject or "", normalize_text(rule)))
     return "m" + hashlib.sha256(raw.encode()).hexdigest()[:15]
 
@@ -139,9 +138,6 @@ def written_policy(rule: str, *, direction: str, author: str, now: str, subject:
     """The record of a policy a person or an agent writes directly (``memstore policy add``):
     no evidence, an author, the source's confidence; judge, the preamble and stats use it
     like a learned one, and only a person retires it (memstore(7), POLICIES)."""
-    from .model import SOURCES
-    from .timeutil import format_minute, parse_ts, time_buckets
-
     occurred = format_minute(parse_ts(now))
     record = Memory(
         id=written_id(rule, direction, subject, domain), text=rule, recorded_at=now, occurred_at=occurred,

@@ -45,7 +45,7 @@ def test_a_written_policy_is_used_like_a_learned_one(tmp_path):
                                                                              {"supporting": 0, "against": 0}, [], [])
     preamble = cli("--store", store, "recall", "what should we know before a payment deploy on Friday?",
                    "--format", "preamble", "--now", LATER)[1]
-    assert f"- [eng] \"{RULE}\" (confidence 1.00)" in preamble.replace("“", "\"").replace("”", "\"") or RULE in preamble
+    assert f'- [eng] "{RULE}" (confidence 1.00)' in preamble.splitlines()
     stats = json.loads(cli("--store", store, "stats", "--json", "--now", LATER)[1])
     assert stats["active_policies"] == 1
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-from ..model import Memory, normalize_text
+from ..model import EPISODIC_KINDS, Memory, normalize_text
 from ..salience import effective, explain
 from . import fuse, intent, timecues
 from .cues import prune
@@ -18,11 +18,9 @@ from .cues import prune
 HIDDEN = ("superseded", "invalidated")  # excluded unless --as-of asks for the past
 DEMOTED = {"expired": 0.8, "archived": 0.8}  # still reachable, ranked lower
 ABSTRACTED = 0.9  # an original whose abstraction exists ranks a little under it
-EPISODES = ("meeting", "incident", "deal")  # events: a later one does not update an earlier one
 EXACT = 2.0  # a memory whose text is the query itself
 STALE = 0.5  # the older of two statements on one frame, before consolidate settles them
-LIKELY_STALE = 0.5  # ... or of two the embedder only guesses are on one frame
-SUCCESSOR_SEEDS = 5  # the best candidates whose replacements recall fetches
+REPLACEMENT_SEEDS = 5  # the best candidates whose replacements recall fetches
 BRUTE_FORCE_LIMIT = 20_000  # cue-filtered semantic search scores candidates directly up to this many
 OVERFETCH_LIMIT = 1_000  # ... unless this deep a search of the whole index finds enough of them
 RESULT_FIELDS = ("id", "key", "text", "kind", "subject", "actors", "occurred_at", "recorded_at",
@@ -165,7 +163,7 @@ def _recall(req: Request, ix, *, now: str, config) -> dict:
     if req.as_of is None:
         # what replaced a matching memory answers the question it matched (the graph's
         # supersede edge, followed at once so that the replacement is not left to chance)
-        for seq, of in _replacements(ix, pool[:SUCCESSOR_SEEDS]).items():
+        for seq, of in _replacements(ix, pool[:REPLACEMENT_SEEDS]).items():
             fused[seq] = max(fused.get(seq, 0.0), fused[of])
             if seq not in pool:
                 pool.append(seq)
@@ -197,10 +195,9 @@ def _recall(req: Request, ix, *, now: str, config) -> dict:
     if req.as_of is None:
         floor = lambda a, b: update_cosine(config, ix.embedder, a, b)  # noqa: E731
         for seq, why_stale in _stale([records[s] for s in order[: req.k * 2]], vecs, floor).items():
-            factor = LIKELY_STALE if why_stale.startswith("likely") else STALE
-            scored[seq] *= factor
+            scored[seq] *= STALE
             if req.explain:
-                why[seq]["status_factor"] *= factor
+                why[seq]["status_factor"] *= STALE
                 why[seq]["stale"] = why_stale
         order.sort(key=lambda s: (-scored[s], s))
     picked = fuse.mmr(order, scored, vecs, req.k, rc["mmr_lambda"], _redundancy_floor(ix, config))
@@ -282,7 +279,7 @@ def _stale(candidates: list[Memory], vecs: dict, floor) -> dict[int, str]:
     when it loses an open conflict to the newer one (lower confidence; a tie goes to the newer)."""
     from ..beliefs import frame, later, relation, update_signal
 
-    raw = sorted((m for m in candidates if m.level == "raw" and m.outcome is None and m.kind not in EPISODES),
+    raw = sorted((m for m in candidates if m.level == "raw" and m.outcome is None and m.kind not in EPISODIC_KINDS),
                  key=lambda m: (m.recorded_at, m.seq, m.id))
     stale: dict[int, str] = {}
     for i, old in enumerate(raw):
