@@ -42,6 +42,10 @@ QUIET_HELP = ("Print nothing on success (for cron): no notes, and no ids from re
               "prints its answer, and --json its JSON.")
 
 
+AGENT_HELP = ("The agent this command runs as (also $MEMSTORE_AGENT): stamped on what it writes; its "
+              "role's grants limit what it reads (memstore(7), AGENTS). Default: none, the store's owner.")
+
+
 def _version(value: bool) -> None:
     if value:
         out(f"memstore {__version__}")
@@ -55,6 +59,7 @@ def _root(
         typer.Option("--store", envvar="MEMSTORE_DIR", show_envvar=True, metavar="DIR", help=STORE_HELP),
     ] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help=QUIET_HELP)] = False,
+    agent: Annotated[str | None, typer.Option("--agent", metavar="NAME", help=AGENT_HELP)] = None,
     version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True,
                                           help="Print the version and exit.")] = False,
 ) -> None:
@@ -63,7 +68,7 @@ def _root(
     # $MEMSTORE_DIR is read by common.store_dir() itself: only a --store typed here overrides
     # what the caller passed in ctx.obj (replay passes its store to every script line).
     given = ctx.get_parameter_source("store") == click.core.ParameterSource.COMMANDLINE
-    common.set_globals(ctx, store=store if given else None, quiet=quiet)
+    common.set_globals(ctx, store=store if given else None, quiet=quiet, agent=agent)
 
 
 def make_app(names: list[str] | None = None) -> typer.Typer:
@@ -168,7 +173,7 @@ def subcommand(argv: list[str]) -> str | None:
     """The subcommand an argv names, skipping the global options before it."""
     args = iter(argv)
     for arg in args:
-        if arg == "--store":
+        if arg in ("--store", "--agent"):
             next(args, None)
         elif arg.startswith("-"):
             if arg in ("-h", "--help", "--version", "--install-completion", "--show-completion"):
@@ -209,6 +214,11 @@ def _store_given(ctx, _param, value) -> None:
         common.set_globals(ctx, store=value)
 
 
+def _agent_given(ctx, _param, value) -> None:
+    if value is not None:
+        common.set_globals(ctx, agent=value)
+
+
 def _quiet_given(ctx, _param, value) -> None:
     if value:
         common.set_globals(ctx, quiet=True)
@@ -220,11 +230,13 @@ def _add_global_options(command) -> None:
     import click
 
     taken = {opt for p in command.params for opt in getattr(p, "opts", ())}
-    if taken & {"--store", "--quiet", "-q"}:
-        raise RuntimeError(f"memstore {command.name} defines its own --store or --quiet")
+    if taken & {"--store", "--quiet", "-q", "--agent"}:
+        raise RuntimeError(f"memstore {command.name} defines its own --store, --quiet or --agent")
     command.params += [
         click.Option(["--store"], metavar="DIR", help=STORE_HELP, hidden=True, expose_value=False,
                      callback=_store_given),
         click.Option(["--quiet", "-q"], is_flag=True, help=QUIET_HELP, hidden=True, expose_value=False,
                      callback=_quiet_given),
+        click.Option(["--agent"], metavar="NAME", help=AGENT_HELP, hidden=True, expose_value=False,
+                     callback=_agent_given),
     ]

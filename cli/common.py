@@ -35,6 +35,7 @@ class Globals:
 
     store: Path | None = None
     quiet: bool = False
+    agent: str | None = None  # --agent; $MEMSTORE_AGENT is read by common.agent()
 
 
 def current_globals() -> Globals:
@@ -46,13 +47,31 @@ def current_globals() -> Globals:
     return obj if isinstance(obj, Globals) else Globals()
 
 
-def set_globals(ctx, *, store: str | Path | None = None, quiet: bool = False) -> None:
-    """Record --store/--quiet given to ctx's command on top of what its caller passed.
+def set_globals(ctx, *, store: str | Path | None = None, quiet: bool = False, agent: str | None = None) -> None:
+    """Record --store/--quiet/--agent given to ctx's command on top of what its caller passed.
     ``store`` is best the string as typed: Path("") reads as "." and would hide an empty value."""
     if isinstance(store, str) and not store:
         raise UsageError("--store is empty; give the store directory (--store . for the current one)")
+    if agent is not None:
+        from memstore.access import check_agent
+
+        check_agent(agent)
     base = ctx.obj if isinstance(ctx.obj, Globals) else Globals()
-    ctx.obj = Globals(Path(store) if store is not None else base.store, bool(quiet) or base.quiet)
+    ctx.obj = Globals(Path(store) if store is not None else base.store, bool(quiet) or base.quiet,
+                      agent if agent is not None else base.agent)
+
+
+def agent() -> str | None:
+    """The agent this command runs as: --agent, else $MEMSTORE_AGENT, else none (the owner)."""
+    given = current_globals().agent
+    if given is not None:
+        return given
+    env = os.environ.get("MEMSTORE_AGENT")
+    if env is None or env == "":
+        return None
+    from memstore.access import check_agent
+
+    return check_agent(env, "MEMSTORE_AGENT")
 
 
 def quiet() -> bool:
@@ -86,6 +105,14 @@ class Env:
     layout: Layout
     now: str
     config: object
+    agent: str | None = None
+
+    @property
+    def access(self):
+        """The agent's grants (memstore.access); None for the owner."""
+        from memstore.access import access_for
+
+        return access_for(self.config, self.agent)
 
 
 def env(now: str | None) -> Env:
@@ -94,7 +121,7 @@ def env(now: str | None) -> Env:
     if not layout.root_exists() and needs_store(command_path()):
         raise StoreError(f"no such store: {show_path(layout.root)} "
                          "(remember something first, or check --store / $MEMSTORE_DIR)")
-    return Env(layout, resolve_now(now), load_config(layout.read_config_text()))
+    return Env(layout, resolve_now(now), load_config(layout.read_config_text()), agent())
 
 
 def needs_store(path: tuple[str, ...]) -> bool:

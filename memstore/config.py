@@ -7,6 +7,7 @@ config file must not silently fall back to a default.
 
 from __future__ import annotations
 
+import re
 from types import MappingProxyType
 
 from .errors import UsageError
@@ -287,8 +288,15 @@ def load_config(text: str | None) -> MappingProxyType:
             data = tomllib.loads(text)
         except tomllib.TOMLDecodeError as exc:
             raise UsageError(f"memstore.toml is not valid TOML ({exc}); fix or remove the file") from None
+    from .access import check_tables
+
+    data = dict(data)
+    agents, grants = check_tables(data)  # open tables (any name): checked on their own
+    data.pop("agents", None)
+    data.pop("grants", None)
     merged = _merge(DEFAULTS, data, "")
     _check_ranges(merged)
+    merged["agents"], merged["grants"] = agents, grants
     c = merged["consolidate"]
     for lower, upper in (("dup_lower", "dup_upper"), ("hashing_dup_lower", "hashing_dup_upper")):
         if c[lower] > c[upper]:
@@ -305,6 +313,14 @@ def load_config(text: str | None) -> MappingProxyType:
     assert set(weights) == set(AXES)
     assert set(merged["salience"]["kind_half_life_days"]) == set(KINDS)
     return _freeze(merged)
+
+
+_BARE = re.compile(r"^[A-Za-z0-9_-]+$")
+
+
+def toml_key(k: str) -> str:
+    """A key as TOML: bare when it can be, else quoted (a domain like repo:web/hr)."""
+    return k if _BARE.match(k) else toml_value(k)
 
 
 def toml_value(v) -> str:
@@ -326,11 +342,11 @@ def to_toml(cfg) -> str:
             if isinstance(value, MappingProxyType | dict):
                 subtables.append((key, value))
             else:
-                lines.append(f"{key} = {toml_value(value)}")
+                lines.append(f"{toml_key(key)} = {toml_value(value)}")
         lines.append("")
         for key, table in subtables:
-            lines.append(f"[{section}.{key}]")
-            lines.extend(f"{k} = {toml_value(v)}" for k, v in table.items())
+            lines.append(f"[{section}.{toml_key(key)}]")
+            lines.extend(f"{toml_key(k)} = {toml_value(v)}" for k, v in table.items())
             lines.append("")
     return "\n".join(lines)
 

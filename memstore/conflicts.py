@@ -94,11 +94,17 @@ def conflict_id(old: str, new: str) -> str:
     return "c" + hashlib.sha256(f"conflict\x1f{old}\x1f{new}".encode()).hexdigest()[:15]
 
 
+def between_agents(old: Memory, new: Memory) -> bool:
+    """Two different agents wrote the two sides: neither wins by being newer; the conflict
+    stays open for harmonize or a person (seed 002)."""
+    return bool(old.agent and new.agent and old.agent != new.agent)
+
+
 def conflict_events(old: Memory, new: Memory, rule: str, now: str, config, detail: str = "") -> list[dict]:
     cid = conflict_id(old.id, new.id)
     events = [{"op": "conflict", "at": now, "id": cid, "old": old.id, "new": new.id,
                "rule": rule, "detail": detail}]
-    if config["conflicts"]["auto_supersede"]:
+    if config["conflicts"]["auto_supersede"] and not between_agents(old, new):
         events.append({"op": "supersede", "at": now, "old": old.id, "new": new.id, "conflict": cid,
                        "reason": f"conflict {cid} ({rule})"})
     return events
@@ -126,11 +132,13 @@ def policy_conflicts(state, now: str, config) -> list[dict]:
     return events
 
 
-def records(events, state) -> list[dict]:
+def records(events, state, access=None) -> list[dict]:
     """Every recorded conflict with its current standing, oldest first.
 
     ``events`` is the log (the CLI reads it); standing comes from the state:
     open (waiting for a person), superseded (settled automatically) or resolved.
+    ``access``: an agent's (memstore.access); a conflict with a side it may not read is left
+    out. A conflict between memories two different agents wrote names both (``agents``).
     """
     out: dict[str, dict] = {}
     for e in events:
@@ -147,11 +155,19 @@ def records(events, state) -> list[dict]:
                             and {r["old"], r["new"]} == {e["old"], e["new"]}), None)
             if cid in out and out[cid]["state"] == "open":
                 out[cid].update(state="superseded", resolved_at=e["at"])
+    from .access import readable
+
+    kept = []
     for rec in out.values():
         old, new = state.memories.get(rec["old"]), state.memories.get(rec["new"])
+        if access is not None and any(m is None or not readable(access, m) for m in (old, new)):
+            continue
         if rec["state"] == "open" and (old is None or new is None or new.id not in old.conflicts_with):
             rec["state"] = "closed"  # one side was forgotten or otherwise settled
-    return list(out.values())
+        if old is not None and new is not None and old.agent and new.agent and old.agent != new.agent:
+            rec["agents"] = {"old": old.agent, "new": new.agent}
+        kept.append(rec)
+    return kept
 
 
 def _settled_conflict(e: dict) -> str | None:

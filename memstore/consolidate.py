@@ -27,6 +27,7 @@ from __future__ import annotations
 
 from .beliefs import keys, later, relation
 from .conflicts import (
+    between_agents,
     conflict_events,
     conflict_id,
     contradiction,
@@ -149,6 +150,8 @@ def _near_duplicates(s, now: str, config, embedder) -> list[dict]:
                           "step": reinforce_step(new.source, config)}]
             elif verdict in (UPDATE, CONFLICT) and not later(old, new):
                 continue  # a backfilled memory is old news: it updates nothing said since
+            elif verdict == UPDATE and between_agents(old, new):  # two agents: theirs to harmonize
+                batch = conflict_events(old, new, "update", now, config, f"cosine {cosine}")
             elif verdict == UPDATE:
                 batch = [{"op": "supersede", "at": now, "old": old.id, "new": new.id,
                           "reason": f"update (cosine {cosine})"}]

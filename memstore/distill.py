@@ -30,7 +30,7 @@ import hashlib
 from .conflicts import conflict_id, policy_conflicts, settled
 from .extractive import central_sentence, informative_sentence, tokens
 from .fold import apply_stage
-from .model import AXES, LEVELS, Memory, Salience, memory_to_dict
+from .model import AXES, LEVELS, Memory, Salience, log_record
 from .policies import (
     DIRECTION,
     OPPOSITE,
@@ -88,8 +88,7 @@ def _derived(level: str, rid: str, text: str, sources: list[Memory], now: str) -
         valid_from=now, derived_from=tuple(m.id for m in sources),
         mention_count=sum(m.mention_count for m in sources), last_reinforced_at=now,
     )
-    d = memory_to_dict(record)
-    del d["seq"]
+    d = log_record(record)
     return d
 
 
@@ -179,8 +178,7 @@ def _to_policy(s, m: Memory, now: str, config) -> list[dict]:
     policy = s.memories.get(policy_id(key, "mitigate" if neg > pos else "reinforce"))
     if policy is None or policy.status != "active":
         return []
-    record = memory_to_dict(policy)
-    del record["seq"]
+    record = log_record(policy)
     return [{"op": "policy", "at": now, "memory": record, "abstracts": [m.id]}]
 
 

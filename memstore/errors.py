@@ -27,3 +27,9 @@ class NonMonotonicTime(MemstoreError):
 
 class StoreBusy(StoreError):
     """The store lock was not free within the wait a caller allowed (best-effort writes)."""
+
+
+class PermissionDenied(MemstoreError):
+    """An agent's role lacks the grant a write needs (propose_policy without write; exit 4)."""
+
+    exit_code = 4

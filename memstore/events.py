@@ -25,6 +25,9 @@ def touched_ids(event: dict) -> list[str]:
 
 def summary(event: dict) -> str:
     """One line describing an event, for `memstore log` and `show`."""
+    if event.get("op") == "notes":  # private to its agent: its size, never its text
+        text = event.get("text")
+        return f"working memory: {len(text) if isinstance(text, str) else 0} characters"
     memory = event.get("memory")
     if isinstance(memory, dict):
         text = memory.get("text", "")

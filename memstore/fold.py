@@ -225,11 +225,20 @@ def _import(s: State, e: dict) -> None:
             s.keys.setdefault(m.key, m.id)
 
 
+def _notes(s: State, e: dict) -> None:
+    """An agent's working memory, replaced whole (set, append and clear all write the result)."""
+    if e["text"]:
+        s.notes[e["agent"]] = {"text": e["text"], "at": e["at"]}
+    else:
+        s.notes.pop(e["agent"], None)
+
+
 HANDLERS: dict[str, Callable[[State, dict], None]] = {
     "remember": _remember, "reinforce": _reinforce, "recall": _recall,
     "expire": _expire, "promote": _promote, "merge": _merge, "supersede": _supersede,
     "conflict": _conflict, "resolve": _resolve, "forget": _forget,
     "distill": _derive, "policy": _derive, "import": _import, "reinstate": _reinstate_event,
+    "notes": _notes,
 }
 
 

@@ -110,9 +110,12 @@ def similarities(ix, situation: str, policies: list[Memory]) -> tuple[dict[str, 
     return cos, bm25
 
 
-def judge(ix, situation: str, *, now: str, config, domains=None, subjects=None, k: int | None = None) -> dict:
+def judge(ix, situation: str, *, now: str, config, domains=None, subjects=None, k: int | None = None,
+          access=None) -> dict:
     """The judge result object for a situation at ``now``: the active policies (optionally
-    of these domains / subjects) that apply, ranked, each with its evidence records."""
+    of these domains / subjects) that apply, ranked, each with its evidence records.
+    ``access``: an agent's grants; policies and cases in a domain it may not read are left out."""
+    from .access import readable
     from .recall.preamble import active_policies
     from .recall.request import check_query
 
@@ -120,10 +123,11 @@ def judge(ix, situation: str, *, now: str, config, domains=None, subjects=None, 
     cfg = config["judge"]
     wanted = {s.casefold() for s in subjects or ()}
     policies = [m for m in active_policies(ix, now)
-                if (not domains or m.domain in domains)
+                if readable(access, m) and (not domains or m.domain in domains)
                 and (not wanted or (m.subject or "").casefold() in wanted)]
     cosines, bm25 = similarities(ix, situation, policies)
     floor = embedder_floor(config, ix.embedder.name)
     matches = rank(policies, cosines, bm25, floor=floor, min_match=cfg["min_match"])[: k or cfg["k"]]
     evidence = ix.records.get(sorted({i for m in matches for i in (*m.policy.derived_from, *m.policy.against)}))
+    evidence = {i: e for i, e in evidence.items() if readable(access, e)}
     return render(situation, now, matches, evidence)

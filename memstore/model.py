@@ -160,6 +160,9 @@ class Memory:
         "other way (derived_from holds those that support it); judge shows both sides."))
     author: str | None = _doc(None, doc=(
         "Policies written directly (memstore policy add): who wrote it (--author); else null."))
+    agent: str | None = _doc(None, doc=(
+        "The agent whose write created it (--agent, MEMSTORE_AGENT, or the server's agent); null "
+        "for a write without one (a person, cron). Harmonize names both agents of a conflict by it."))
 
 
 MEMORY_FIELDS = tuple(f.name for f in fields(Memory))
@@ -172,6 +175,16 @@ def memory_to_dict(m: Memory) -> dict:
     d["salience"] = m.salience.as_dict()
     for name in _TUPLE_FIELDS:
         d[name] = list(d[name])
+    return d
+
+
+def log_record(m: Memory) -> dict:
+    """A record as a creating event carries it: no seq (the log assigns it), and no agent
+    unless an agent wrote it (the transaction stamps that; logs without agents stay as they were)."""
+    d = memory_to_dict(m)
+    del d["seq"]
+    if d["agent"] is None:
+        del d["agent"]
     return d
 
 

@@ -27,7 +27,7 @@ import hashlib
 from dataclasses import dataclass
 
 from .extractive import central_sentence
-from .model import AXES, SOURCES, Memory, Salience, memory_to_dict, normalize_text
+from .model import AXES, SOURCES, Memory, Salience, log_record, normalize_text
 from .salience import composite
 from .timeutil import format_minute, parse_ts, time_buckets
 
@@ -119,8 +119,7 @@ def policy_record(key: tuple, direction: str, evidence: list[Memory], now: str, 
         source="tool", valid_from=now, derived_from=tuple(m.id for m in evidence), mention_count=n,
         last_reinforced_at=now, direction=direction, against=tuple(m.id for m in against),
     )
-    d = memory_to_dict(record)
-    del d["seq"]
+    d = log_record(record)
     return d
 
 
@@ -146,8 +145,7 @@ def written_policy(rule: str, *, direction: str, author: str, now: str, subject:
         salience=Salience.uniform(0.8), confidence=SOURCES[source], source=source, valid_from=now,
         last_reinforced_at=now, direction=direction, author=author,
     )
-    d = memory_to_dict(record)
-    del d["seq"]
+    d = log_record(record)
     return d
 
 

@@ -15,7 +15,7 @@ from unicodedata import category
 
 from .classify import NOTE, PRIORS, classify, cue, prior
 from .errors import UsageError
-from .model import AXES, KINDS, OUTCOMES, SOURCES, Memory, Salience, memory_id, memory_to_dict
+from .model import AXES, KINDS, OUTCOMES, SOURCES, Memory, Salience, log_record, memory_id
 from .timehint import may_hold_time
 from .timeutil import (
     format_minute,
@@ -304,8 +304,7 @@ def decide_writes(drafts: list[Draft], known, now: str, config) -> list[WriteDec
                 new_keys[draft.key] = memory.id
             out.append(WriteDecision("reinforce", memory.id, memory, event, "same text already remembered"))
             continue
-        record = memory_to_dict(memory)
-        del record["seq"]  # the log assigns it
+        record = log_record(memory)
         new_ids.add(memory.id)
         if draft.key is not None:
             new_keys[draft.key] = memory.id

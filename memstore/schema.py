@@ -23,6 +23,7 @@ from .model import AXES, KINDS, LEVELS, MEMORY_FIELDS, OUTCOMES, SOURCES, STATUS
 MAX_TEXT = 1_000_000  # a reader's hard cap; writers refuse far less (memory.max_text_chars)
 MAX_LABEL = 200
 MAX_LIST = 100_000
+MAX_NOTES = 20_000  # one agent's working memory (memstore.notes.MAX_CHARS, with room)
 MAX_SEQ = 2**53  # exact in every JSON reader; a log reaches it never
 
 _ID = re.compile(r"^m[0-9a-f]{15}$")
@@ -209,6 +210,7 @@ def check_record(d, *, strict: bool = False, max_chars: int = MAX_TEXT) -> None:
     for name in ("derived_from", "conflicts_with", "reconciled_with", "against"):
         _ids(d.get(name), name)
     _label(d.get("author"), "author")
+    _label(d.get("agent"), "agent")
     _text(d.get("reason"), "reason", optional=True)
     if not isinstance(d.get("retired", False), bool):
         raise Bad(f"retired {_show(d.get('retired'))} must be true or false")
@@ -300,10 +302,15 @@ def _reinstate(e: dict) -> None:
     _text(e.get("reason"), "reason", optional=True)
 
 
+def _notes(e: dict) -> None:
+    _label(e.get("agent"), "agent", optional=False)
+    _text(e.get("text"), "text", limit=MAX_NOTES)
+
+
 _OPS = {
     "reinforce": _reinforce, "recall": _recall, "expire": _one, "promote": _promote, "merge": _merge,
     "supersede": _supersede, "conflict": _conflict, "resolve": _resolve, "forget": _forget,
-    "reinstate": _reinstate,
+    "reinstate": _reinstate, "notes": _notes,
 }
 CREATING = ("remember", "distill", "policy", "import")
 OPS = (*CREATING, *_OPS)
@@ -325,6 +332,7 @@ def event_problem(e, *, strict: bool = False, ids: bool = False, max_chars: int 
         return f"op {_show(op)} is not a string"
     try:
         _ts(e.get("at"), "at")
+        _label(e.get("agent"), "agent")  # who wrote it, on any event (seed 002's identity)
         if op in CREATING:
             _check_created(e, strict, ids, max_chars)
         elif op in _OPS:

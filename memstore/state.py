@@ -19,9 +19,11 @@ class State:
     keys: dict[str, str] = field(default_factory=dict)
     seq: int = 0
     at: str | None = None
+    # each agent's working memory (seed 002): {agent: {"text": ..., "at": ...}}; never a record
+    notes: dict[str, dict] = field(default_factory=dict)
 
     def copy(self) -> State:
-        return State(dict(self.memories), dict(self.keys), self.seq, self.at)
+        return State(dict(self.memories), dict(self.keys), self.seq, self.at, dict(self.notes))
 
     def resolve(self, ref: str) -> Memory | None:
         """A record by id or by caller key."""
@@ -46,7 +48,7 @@ def state_rows(s: State) -> list[dict]:
 
 # Fields added after the first log format leave the digest while at their default, so a
 # state that does not use them digests as it did before they existed (goldens stay valid).
-_LATER_FIELDS = {"retired": False, "against": [], "author": None}
+_LATER_FIELDS = {"retired": False, "against": [], "author": None, "agent": None}
 
 
 def digest(s: State) -> str:
@@ -61,5 +63,7 @@ def digest(s: State) -> str:
         h.update(dumps(row))
         h.update(b"\n")
     h.update(dumps(dict(sorted(s.keys.items()))))
+    if s.notes:  # a store without working memory digests as before notes existed
+        h.update(dumps(dict(sorted(s.notes.items()))))
     return h.hexdigest()
 

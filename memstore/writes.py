@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 
 
 def remember(layout: Layout, drafts: list[Draft], *, now: str, config,
-             allow_past: bool = False) -> list[WriteDecision]:
+             allow_past: bool = False, agent: str | None = None) -> list[WriteDecision]:
     """Remember validated drafts (one, or a bulk file's, all or nothing); one decision each:
     add, reinforce (same text again), noop (same key again) or skip (a greeting)."""
     _no_policies(drafts)
@@ -38,7 +38,7 @@ def remember(layout: Layout, drafts: list[Draft], *, now: str, config,
         decisions = decide_writes(drafts, known(view), now, config)
         return Plan([d.event for d in decisions if d.event is not None], decisions)
 
-    return commit(layout, plan, now, allow_past=allow_past).value
+    return commit(layout, plan, now, allow_past=allow_past, agent=agent).value
 
 
 def _no_policies(drafts: list[Draft]) -> None:
@@ -53,7 +53,8 @@ class PolicyAdded(NamedTuple):
 
 
 def add_policy(layout: Layout, rule: str, *, direction: str, author: str, now: str, config,
-               subject: str | None = None, domain: str | None = None, source: str = "human") -> PolicyAdded:
+               subject: str | None = None, domain: str | None = None, source: str = "human",
+               agent: str | None = None) -> PolicyAdded:
     """Record a policy written directly (memstore.policies.written_policy). The same rule,
     direction and scope again is a no-op; one that a person retired stays retired."""
     from .policies import DIRECTION_WORDS, written_policy
@@ -77,12 +78,13 @@ def add_policy(layout: Layout, rule: str, *, direction: str, author: str, now: s
             return Plan([], PolicyAdded(old.id, False))
         return Plan([{"op": "policy", "at": now, "memory": record}], PolicyAdded(record["id"], True))
 
-    return commit(layout, plan, now).value
+    return commit(layout, plan, now, agent=agent).value
 
 
-def retire_policy(layout: Layout, ref: str, *, now: str, reason: str | None = None) -> Forgotten:
+def retire_policy(layout: Layout, ref: str, *, now: str, reason: str | None = None,
+                  agent: str | None = None) -> Forgotten:
     """A person retires a policy (learned or written): a forget of a policy record."""
-    return forget(layout, ref, now=now, reason=reason, policy=True)
+    return forget(layout, ref, now=now, reason=reason, policy=True, agent=agent)
 
 
 class StageRun(NamedTuple):
@@ -124,12 +126,17 @@ class Forgotten(NamedTuple):
     changed: bool  # False: it was forgotten already
 
 
-def forget(layout: Layout, ref: str, *, now: str, reason: str | None = None, policy: bool = False) -> Forgotten:
+def forget(layout: Layout, ref: str, *, now: str, reason: str | None = None, policy: bool = False,
+           agent: str | None = None, access=None) -> Forgotten:
     """Invalidate a memory (by id or key) from ``now`` on; nothing is deleted. ``policy``:
-    the record must be a policy (memstore policy retire)."""
+    the record must be a policy (memstore policy retire). ``access``: a record in a domain
+    the agent may not read is not found (memstore.access)."""
+    from .access import readable
 
     def plan(view: LogView) -> Plan:
         memory = view.state().resolve(ref)
+        if memory is not None and not readable(access, memory):
+            memory = None
         if policy and (memory is None or memory.level != "policy"):
             raise NotFound(f"no policy with id {ref!r}; list them with `memstore policy list`")
         if memory is None:
@@ -142,7 +149,7 @@ def forget(layout: Layout, ref: str, *, now: str, reason: str | None = None, pol
             event["reason"] = reason
         return Plan([event], Forgotten(memory, True))
 
-    return commit(layout, plan, now).value
+    return commit(layout, plan, now, agent=agent).value
 
 
 class Resolved(NamedTuple):
@@ -151,7 +158,8 @@ class Resolved(NamedTuple):
     changed: bool  # False: it was already resolved this way
 
 
-def resolve_conflict(layout: Layout, ref: str, keep: str, *, now: str, note: str | None = None) -> Resolved:
+def resolve_conflict(layout: Layout, ref: str, keep: str, *, now: str, note: str | None = None,
+                     agent: str | None = None, access=None) -> Resolved:
     """A person's decision on a conflict. ``ref``: the conflict id, or the id or key of a
     memory in a conflict (its newest). ``keep``: new, old, both or dismiss."""
     from .conflicts import KEEP, records, resolve_event
@@ -162,7 +170,7 @@ def resolve_conflict(layout: Layout, ref: str, keep: str, *, now: str, note: str
 
     def plan(view: LogView) -> Plan:
         state = view.state()
-        found = records(view.events(), state)
+        found = records(view.events(), state, access)
         record = next((r for r in found if r["id"] == ref), None)
         if record is None:  # a memory's id or key: its newest conflict
             m = state.resolve(ref)
@@ -174,7 +182,7 @@ def resolve_conflict(layout: Layout, ref: str, keep: str, *, now: str, note: str
             return Plan([], Resolved(record["id"], keep, False))
         return Plan([resolve_event(record, keep, now, note)], Resolved(record["id"], keep, True))
 
-    return commit(layout, plan, now).value
+    return commit(layout, plan, now, agent=agent).value
 
 
 class Imported(NamedTuple):
@@ -210,8 +218,97 @@ def import_rows(layout: Layout, rows: list[dict], *, name: str, now: str, config
     return Imported(kind, len(rows), done.value)
 
 
-def record_usage(layout: Layout, ids: list[str], query: str, *, now: str, lock_wait: float = 1.0) -> Committed:
+def record_usage(layout: Layout, ids: list[str], query: str, *, now: str, lock_wait: float = 1.0,
+                 agent: str | None = None) -> Committed:
     """The ``recall`` event that feeds the decay boost. Best effort: gives up with
     StoreBusy after ``lock_wait`` seconds rather than keep a reader waiting on a writer."""
     event = {"op": "recall", "at": now, "ids": ids, "query": query[:200]}
-    return commit(layout, lambda _view: Plan([event]), now, lock_wait=lock_wait)
+    return commit(layout, lambda _view: Plan([event]), now, lock_wait=lock_wait, agent=agent)
+
+
+class NotesSet(NamedTuple):
+    text: str  # the working memory after the write ("" when cleared)
+    changed: bool
+
+
+def set_notes(layout: Layout, agent: str, text: str, *, mode: str = "set", now: str) -> NotesSet:
+    """Write an agent's working memory (seed 002): ``set`` replaces it, ``append`` adds a
+    line, ``clear`` empties it. The log holds the whole result each time, so an append
+    racing another is re-planned on the text the other left."""
+    from .access import check_agent
+    from .notes import MODES, updated
+
+    check_agent(agent)
+    if mode not in MODES:
+        raise UsageError(f"notes mode {mode!r} is not one of: {', '.join(MODES)}")
+
+    def plan(view: LogView) -> Plan:
+        old = view.state().notes.get(agent, {}).get("text", "")
+        new = updated(old, text, mode)
+        if new == old:
+            return Plan([], NotesSet(new, False))
+        return Plan([{"op": "notes", "at": now, "text": new}], NotesSet(new, True))
+
+    return commit(layout, plan, now, agent=agent).value
+
+
+class Superseded(NamedTuple):
+    old: str
+    new: str
+    changed: bool
+
+
+def supersede_fact(layout: Layout, ref: str, draft: Draft, *, now: str, config, agent: str | None = None,
+                   access=None) -> Superseded:
+    """Replace a memory with a new statement (seed 002's supersede_fact): the new record is
+    added (or reinforced) and the old one superseded from ``now`` (history kept). A repo
+    fact never supersedes a workspace one or the reverse: both must share the domain."""
+    from .access import readable
+
+    _no_policies([draft])
+
+    def plan(view: LogView) -> Plan:
+        state = view.state()
+        old = state.resolve(ref)
+        if old is None or not readable(access, old):
+            raise NotFound(f"no memory with id or key {ref!r}; find it with search_memory or `memstore recall`")
+        if old.status in ("superseded", "invalidated"):
+            raise UsageError(f"memory {old.id} is {old.status} already; supersede what holds now")
+        if (old.domain or None) != (draft.domain or None):
+            raise UsageError(f"memory {old.id} is in domain {old.domain!r}, the new fact in {draft.domain!r}; "
+                             "a fact supersedes only one of its own domain (a repo fact never replaces a "
+                             "workspace one)")
+        ids = [memory_id(draft.text, draft.subject, draft.domain)]
+        (decision,) = decide_writes([draft], view.known_for(ids, [draft.key] if draft.key else []), now, config)
+        if decision.id is None or decision.id == old.id:
+            raise UsageError("the new text is the old memory's own; say what changed")
+        events = [decision.event] if decision.event is not None else []
+        events.append({"op": "supersede", "at": now, "old": old.id, "new": decision.id,
+                       "reason": "superseded by " + (agent or "a person")})
+        return Plan(events, Superseded(old.id, decision.id, True))
+
+    return commit(layout, plan, now, agent=agent).value
+
+
+class Harmonized(NamedTuple):
+    proposals: list[dict]
+    applied: list[str]  # conflict ids resolved
+
+
+def harmonize(layout: Layout, *, now: str, apply: bool = False, agent: str | None = None,
+              access=None) -> Harmonized:
+    """Propose a resolution for every open conflict between two agents' beliefs (by
+    evidence, then confidence, then recency: memstore.harmonize); with ``apply``, record them."""
+    from .conflicts import records, resolve_event
+    from .harmonize import proposals
+
+    def plan(view: LogView) -> Plan:
+        state = view.state()
+        found = proposals(records(view.events(), state, access), state)
+        if not apply:
+            return Plan([], Harmonized(found, []))
+        by_id = {r["id"]: r for r in records(view.events(), state, access)}
+        events = [resolve_event(by_id[p["conflict"]], p["keep"], now, p["why"]) for p in found]
+        return Plan(events, Harmonized(found, [p["conflict"] for p in found]))
+
+    return commit(layout, plan, now, agent=agent).value

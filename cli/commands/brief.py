@@ -35,6 +35,11 @@ def run(
 
     e = env(now)
     state, _ = load_state(e.layout)
+    if e.access is not None:  # an agent's brief holds only what its grants let it read
+        from memstore.access import readable
+
+        state = state.copy()
+        state.memories = {i: m for i, m in state.memories.items() if readable(e.access, m)}
     data = brief_data(state, e.now, e.config)
     if is_empty(data):  # a page of empty sections is noise in a morning read or a prompt
         if json:

@@ -136,7 +136,7 @@ def _list(all_: bool, now: str | None, json: bool) -> None:
     e = env(now)
     view = LogView(e.layout)
     state = view.state()
-    found = records(view.events(), state)
+    found = records(view.events(), state, e.access)
     shown = found if all_ else [r for r in found if r["state"] == "open"]
     result = {"at": e.now, "conflicts": [_with_records(r, state) for r in shown]}
     if json:
@@ -156,7 +156,7 @@ def render(result: dict, *, all_: bool = False) -> None:
 def _resolve(e, cid, keep, why, json) -> None:
     from memstore import writes
 
-    done = writes.resolve_conflict(e.layout, cid, keep, now=e.now, note=why)
+    done = writes.resolve_conflict(e.layout, cid, keep, now=e.now, note=why, agent=e.agent, access=e.access)
     if json:
         emit_json({"id": done.conflict, "keep": keep, "changed": done.changed})
         return
@@ -174,7 +174,7 @@ def _with_records(r: dict, state) -> dict:
         sides[side] = None if m is None else {
             k: v for k, v in memory_to_dict(m).items()
             if k in ("id", "key", "text", "subject", "domain", "kind", "source", "confidence", "recorded_at",
-                     "occurred_at", "status", "invalid_at", "superseded_by", "level", "direction")
+                     "occurred_at", "status", "invalid_at", "superseded_by", "level", "direction", "agent")
         }
     return {**r, "records": sides}
 
@@ -186,6 +186,9 @@ def _print_side_by_side(r: dict) -> None:
     detail = f" ({r['detail']})" if r.get("detail") else ""
     ended = f" {r['resolution']}" if r.get("resolution") else ""
     out(safe(f"{r['id']}  {r['rule']}{detail}  detected {r['detected_at']}  {r['state']}{ended}"))
+    if r.get("agents"):  # two agents hold these beliefs: one conflict naming both
+        out(safe(f"  agents: {r['agents']['old']} (old) vs {r['agents']['new']} (new); `memstore harmonize` "
+                 "proposes a resolution"))
     old, new = r["records"]["old"], r["records"]["new"]
     rows = [("", "old", "new")]
     for label, get in (

@@ -31,6 +31,7 @@ def run(
     history: Annotated[bool, typer.Option("--history", help="The full event log instead of the state.")] = False,
     now: NowOpt = None,
 ) -> None:
+    from memstore.access import event_visible, hidden_ids, readable
     from memstore.codec import dumps_line
     from memstore.store.open import load_state
     from memstore.store.transaction import LogView
@@ -41,9 +42,15 @@ def run(
     if history:
         if format != "jsonl":
             raise UsageError("--history is written as jsonl; drop --format parquet")
-        data = b"".join(dumps_line(ev) for ev in LogView(e.layout).events())
+        access = e.access
+        hidden = hidden_ids(load_state(e.layout)[0], access) if access is not None else frozenset()
+        data = b"".join(dumps_line(ev) for ev in LogView(e.layout).events() if event_visible(ev, access, hidden))
     else:
         state, _ = load_state(e.layout)
+        if e.access is not None:  # a domain the agent has no grant for is not exported to it
+            state = state.copy()
+            state.memories = {i: m for i, m in state.memories.items() if readable(e.access, m)}
+            state.notes = {a: n for a, n in state.notes.items() if a == e.agent}
         if format == "markdown":
             from memstore.markdown import render_markdown
 

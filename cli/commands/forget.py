@@ -26,7 +26,7 @@ def run(
     from memstore import writes
 
     e = env(now)
-    done = writes.forget(e.layout, ref, now=e.now, reason=reason)
+    done = writes.forget(e.layout, ref, now=e.now, reason=reason, agent=e.agent, access=e.access)
     memory, changed = done.memory, done.changed
     if json:
         emit_json({"id": memory.id, "key": memory.key, "forgotten": changed,

@@ -52,7 +52,8 @@ def run(
 
     check_query(situation, "the situation")  # before the indexes are opened (and caught up)
     e = env(now)
-    result = judge(open_indexes(e), situation, now=e.now, config=e.config, domains=domain, subjects=subject, k=k)
+    result = judge(open_indexes(e), situation, now=e.now, config=e.config, domains=domain, subjects=subject, k=k,
+                   access=e.access)
     if format == "json":
         emit_json(result)
     elif format == "preamble":

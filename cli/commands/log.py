@@ -24,6 +24,7 @@ def run(
     now: NowOpt = None,
     json: JsonOpt = False,
 ) -> None:
+    from memstore.access import event_visible, hidden_ids
     from memstore.errors import UsageError
     from memstore.events import summary
     from memstore.fold import HANDLERS
@@ -36,9 +37,11 @@ def run(
     ops = set(op or ())
     if unknown := sorted(ops - HANDLERS.keys()):
         raise UsageError(f"--op {unknown[0]!r} is not an op the log records; use one of: {', '.join(HANDLERS)}")
+    access = e.access
+    hidden = hidden_ids(LogView(e.layout).state(), access) if access is not None else frozenset()
     events = [
         ev for ev in LogView(e.layout).events()
-        if (not ops or ev["op"] in ops) and (lo is None or ev["at"] >= lo) and (hi is None or ev["at"] < hi)
+        if event_visible(ev, access, hidden) and (not ops or ev["op"] in ops) and (lo is None or ev["at"] >= lo) and (hi is None or ev["at"] < hi)
     ]
     if limit is not None:
         events = events[-limit:]
@@ -46,4 +49,5 @@ def run(
         emit_jsonl(events)
         return
     for ev in events:
-        out(safe(f"{ev['seq']:>6}  {ev['at']}  {ev['op']:<10} {summary(ev)}"))
+        who = f"  [{ev['agent']}]" if ev.get("agent") else ""
+        out(safe(f"{ev['seq']:>6}  {ev['at']}  {ev['op']:<10} {summary(ev)}{who}"))

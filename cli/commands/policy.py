@@ -93,7 +93,7 @@ def _group(ctx: typer.Context) -> None:
 def add(
     rule: Annotated[str, typer.Argument(metavar="RULE", help="The rule, in words.")],
     direction: Annotated[str, typer.Option(metavar="avoid|repeat", help="avoid (mitigate) or repeat (reinforce).")],
-    author: Annotated[str, typer.Option(help="Who wrote it.")],
+    author: Annotated[str | None, typer.Option(help="Who wrote it (default: the --agent).")] = None,
     subject: Annotated[str | None, typer.Option(help="What it is about (its cause).")] = None,
     domain: Annotated[str | None, typer.Option(help="Scope (e.g. eng).")] = None,
     source: Annotated[str, typer.Option(help="human or agent (sets the initial confidence).")] = "human",
@@ -105,8 +105,17 @@ def add(
     if source not in ("human", "agent"):
         raise UsageError(f"--source {source!r} is not one of: human, agent")
     e = env(now)
+    author = author or e.agent
+    if author is None:
+        raise UsageError("a policy needs an author: --author NAME (who wrote it)")
+    access = e.access
+    if access is not None and not access.can_write_policy(domain):
+        from memstore.errors import PermissionDenied
+
+        raise PermissionDenied(f"agent {e.agent} (role {access.role}) has no write grant on domain "
+                               f"{domain or '(none)'!r}; a person can grant it in memstore.toml")
     done = writes.add_policy(e.layout, rule, direction=direction, author=author, now=e.now, config=e.config,
-                             subject=subject, domain=domain, source=source)
+                             subject=subject, domain=domain, source=source, agent=e.agent)
     if json:
         emit_json({"id": done.id, "added": done.changed})
         return
@@ -157,7 +166,7 @@ def retire(
     from memstore import writes
 
     e = env(now)
-    done = writes.retire_policy(e.layout, ref, now=e.now, reason=reason)
+    done = writes.retire_policy(e.layout, ref, now=e.now, reason=reason, agent=e.agent)
     if json:
         emit_json({"id": done.memory.id, "retired": done.changed})
         return

@@ -55,9 +55,14 @@ def run(
     batch: Annotated[Path | None, typer.Option("--batch", metavar="FILE",
                                                help="Many questions: one JSON object per line ('-' for stdin).")] = None,
     no_touch: Annotated[bool, typer.Option("--no-touch", help="Do not record this recall as usage.")] = False,
+    repo: Annotated[str | None, typer.Option("--repo", metavar="SLUG",
+                                             help="Rank this repo's memories (domain repo:SLUG/...) first; "
+                                                  "nothing is excluded.")] = None,
     now: NowOpt = None,
     json: JsonOpt = False,
 ) -> None:
+    from dataclasses import replace
+
     from memstore.recall.engine import recall
     from memstore.recall.request import build_request
 
@@ -70,7 +75,8 @@ def run(
             raise UsageError("give either QUERY or --batch FILE, not both")
         requests = read_requests(batch, e.now, e.config["recall"]["k"])
         ix = open_indexes(e)
-        emit_jsonl(recall(req, ix, now=req_now, config=e.config) for req_now, req, _obj in requests)
+        emit_jsonl(recall(replace(req, access=e.access, repo=req.repo or repo), ix, now=req_now, config=e.config)
+                   for req_now, req, _obj in requests)
         return
     if query is None or query == "-":
         from ..common import read_stdin_text
@@ -78,8 +84,9 @@ def run(
         query = read_stdin_text()
     obj = {"query": query, "k": k or e.config["recall"]["k"], "actor": actor, "kind": kind, "outcome": outcome, "domain": domain,
            "subject": subject, "during": during, "level": level, "as_of": as_of, "explain": explain,
-           "voices": voice}
+           "voices": voice, "repo": repo}
     req = build_request({n: v for n, v in obj.items() if v not in (None, [])}, e.now)
+    req = replace(req, access=e.access)
     ix = open_indexes(e)
     result = recall(req, ix, now=e.now, config=e.config)
     if not no_touch and result["results"]:
@@ -87,9 +94,10 @@ def run(
     if format == "json":
         emit_json(result)
     elif format == "preamble":
+        from memstore.access import readable
         from memstore.recall.preamble import active_policies, preamble
 
-        text = preamble(result, active_policies(ix, e.now), e.config)
+        text = preamble(result, [p for p in active_policies(ix, e.now) if readable(e.access, p)], e.config)
         if text:
             out(text)
     else:
@@ -101,7 +109,7 @@ def _touch(e, ids: list[str], query: str) -> None:
     from memstore.errors import NonMonotonicTime, StoreBusy
 
     try:  # usage is best effort: a reader never waits long on a writer
-        writes.record_usage(e.layout, ids, query, now=e.now, lock_wait=1.0)
+        writes.record_usage(e.layout, ids, query, now=e.now, lock_wait=1.0, agent=e.agent)
     except NonMonotonicTime:
         note("usage not recorded: --now is before the store's latest record")
     except StoreBusy:

@@ -41,6 +41,8 @@ def run(
                                              "memstore policy add).")] = None,
     subject: Annotated[str | None, typer.Option(help="Topic label; groups memories for consolidation.")] = None,
     domain: Annotated[str | None, typer.Option(help="Scope (e.g. eng, personal); recall can filter on it.")] = None,
+    repo: Annotated[str | None, typer.Option("--repo", metavar="SLUG", help="Scope it to one repo: the domain "
+                                             "becomes repo:SLUG/DOMAIN (never overwrites the workspace one).")] = None,
     actor: Annotated[list[str] | None, typer.Option(help="A person or agent involved (repeatable).")] = None,
     outcome: Annotated[str | None, typer.Option(help="positive, negative or pending.")] = None,
     occurred_at: Annotated[str | None, typer.Option(
@@ -76,6 +78,10 @@ def run(
             drafts = _read_bulk(jsonl, max_chars)
             _commit(e, drafts, allow_past, json)
         return
+    if repo is not None:
+        from memstore.access import check_slug, repo_domain
+
+        domain = repo_domain(check_slug(repo), domain)
     if text is None or text == "-":
         text = read_stdin_text()
     fields = {
@@ -91,10 +97,14 @@ def run(
 
 def _commit(e, drafts, allow_past: bool, json: bool) -> None:
     """Remember the drafts (all or nothing) and print the ids or records."""
+    from dataclasses import replace
+
     from memstore import writes
     from memstore.model import memory_to_dict
 
-    decisions = writes.remember(e.layout, drafts, now=e.now, config=e.config, allow_past=allow_past)
+    if e.agent is not None:  # an agent's word starts at the agent's veracity unless it says otherwise
+        drafts = [d if d.source else replace(d, source="agent") for d in drafts]
+    decisions = writes.remember(e.layout, drafts, now=e.now, config=e.config, allow_past=allow_past, agent=e.agent)
     if json:
         emit_jsonl(_result(o, d.key, memory_to_dict) for o, d in zip(decisions, drafts, strict=True))
         return

@@ -28,6 +28,7 @@ def run(
     now: NowOpt = None,
     json: JsonOpt = False,
 ) -> None:
+    from memstore.access import event_visible, hidden_ids, readable
     from memstore.events import summary, touched_ids
     from memstore.model import memory_to_dict
     from memstore.store.open import load_state
@@ -36,9 +37,13 @@ def run(
     e = env(now)
     state, _reader = load_state(e.layout)
     memory = state.resolve(ref)
+    if memory is not None and not readable(e.access, memory):
+        memory = None  # a domain the agent has no grant for: as if it did not exist
     if memory is None:
         raise NotFound(f"no memory with id or key {ref!r}; list ids with `memstore export` or `memstore log`")
-    events = [ev for ev in LogView(e.layout).events() if memory.id in touched_ids(ev)]
+    hidden = hidden_ids(state, e.access)
+    events = [ev for ev in LogView(e.layout).events()
+              if memory.id in touched_ids(ev) and event_visible(ev, e.access, hidden)]
     record = memory_to_dict(memory)
     why = None
     if explain:
@@ -58,7 +63,8 @@ def run(
         out(safe(f"{name:<19}{value}"))
     out("events")
     for ev in events:
-        out(safe(f"  {ev['seq']:>6}  {ev['at']}  {ev['op']:<10} {summary(ev)}"))
+        who = f"  [{ev['agent']}]" if ev.get("agent") else ""
+        out(safe(f"  {ev['seq']:>6}  {ev['at']}  {ev['op']:<10} {summary(ev)}{who}"))
     if why:
         _print_explain(why, e.now)
 

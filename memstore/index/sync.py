@@ -277,11 +277,12 @@ def read_lock(layout: Layout):
 
 
 def open_indexes(layout: Layout, config, cache_dir: Path | None, *, progress=None,
-                 rebuild: bool = False, notify=None) -> Indexes:
+                 rebuild: bool = False, notify=None, embedder=None) -> Indexes:
     """Open the indexes, first catching them up with the log (under the index lock).
 
-    ``notify(text)`` hears, once, that damaged or foreign index files were rebuilt."""
-    embedder = make_embedder(config)
+    ``notify(text)`` hears, once, that damaged or foreign index files were rebuilt.
+    ``embedder``: one already loaded (a long-lived process keeps its model)."""
+    embedder = embedder or make_embedder(config)
     cache = EmbeddingCache(cache_dir, embedder.name, embedder.dim)
     head = read_head(layout).seq
     if head == 0 and not rebuild and not layout.index_dir.exists():
@@ -347,16 +348,53 @@ def _build(layout: Layout, embedder, cache, progress, notify, *, rebuild: bool):
         notify(f"memstore: {why}; index/ rebuilt from the log")
     if applied:
         mark = applied
-        previous = {name: read_manifest(layout.manifest_path(name)) for name in paths}
-        anchor = anchor_for(layout, mark, [m.get("anchor") for m in previous.values() if m])
-        for name in paths:
-            write_manifest(layout.manifest_path(name), {
-                **expected_manifest(name, embedder), "builder": f"memstore {__version__}",
-                "watermark": mark, "anchor": anchor,
-                "count": {"records": rec.count, "lexical": lex.count, "vectors": vec.__len__}[name](),
-                "files": file_list(layout, name, previous[name]),
-            })
+        _write_manifests(layout, embedder, mark, rec, lex, vec)
     return (rec, lex, vec), mark, applied
+
+
+def _write_manifests(layout: Layout, embedder, mark: int, rec, lex, vec) -> None:
+    paths = layout.index_paths()
+    previous = {name: read_manifest(layout.manifest_path(name)) for name in paths}
+    anchor = anchor_for(layout, mark, [m.get("anchor") for m in previous.values() if m])
+    for name in paths:
+        write_manifest(layout.manifest_path(name), {
+            **expected_manifest(name, embedder), "builder": f"memstore {__version__}",
+            "watermark": mark, "anchor": anchor,
+            "count": {"records": rec.count, "lexical": lex.count, "vectors": vec.__len__}[name](),
+            "files": file_list(layout, name, previous[name]),
+        })
+
+
+def refresh(ix: Indexes, layout: Layout, config, cache_dir: Path | None, *, notify=None) -> Indexes:
+    """Indexes a long-lived process keeps open, brought up to the log's head (memstore serve).
+
+    Nothing new in the log: the same indexes, at the cost of reading the head. New events,
+    and the files on disk still at this process's watermark: they are applied to the open
+    indexes in place (the cost of what was appended, as in a catch-up). Anything else
+    (another process caught the files up, a rebuild, a read-only store): a fresh open,
+    which checks every file as any command's open does."""
+    head = read_head(layout).seq
+    if head == ix.watermark:
+        return ix
+    if ix._heal is None or head < ix.watermark:
+        return open_indexes(layout, config, cache_dir, notify=notify, embedder=ix.embedder)
+    with exclusive_lock(layout.index_dir / ".lock"):
+        marks, why = _watermarks(layout, ix.embedder, read_head(layout).seq, remove=False)
+        if why is None and set(marks.values()) == {ix.watermark} and not ix.generation:
+            rec, lex, vec = (ix._parts[n] for n in ("records", "lexical", "vectors"))
+            try:
+                applied = _catch_up(layout, ix.watermark, rec, lex, vec, ix.embedder, ix.cache, None)
+            except BaseException as exc:
+                if not is_damage(exc):
+                    raise
+                applied = -1
+            if applied > 0:
+                _write_manifests(layout, ix.embedder, applied, rec, lex, vec)
+                ix.watermark = applied
+                return ix
+            if applied == 0:
+                return ix
+    return open_indexes(layout, config, cache_dir, notify=notify, embedder=ix.embedder)
 
 
 def _shown(name: str) -> str:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
+from ..access import in_repo, readable
 from ..model import EPISODIC_KINDS, Memory, normalize_text
 from ..salience import effective, explain
 from . import fuse, intent, timecues
@@ -19,6 +20,7 @@ HIDDEN = ("superseded", "invalidated")  # excluded unless --as-of asks for the p
 DEMOTED = {"expired": 0.8, "archived": 0.8}  # still reachable, ranked lower
 ABSTRACTED = 0.9  # an original whose abstraction exists ranks a little under it
 EXACT = 2.0  # a memory whose text is the query itself
+REPO = 2.0  # a memory of the --repo the agent works in (a boost, never a filter)
 STALE = 0.5  # the older of two statements on one frame, before consolidate settles them
 REPLACEMENT_SEEDS = 5  # the best candidates whose replacements recall fetches
 BRUTE_FORCE_LIMIT = 20_000  # cue-filtered semantic search scores candidates directly up to this many
@@ -42,6 +44,8 @@ class Request:
     explain: bool = False
     voices: tuple[str, ...] = ("lexical", "semantic", "temporal", "graph")
     extra: dict = field(default_factory=dict)
+    access: object | None = None  # the asking agent's grants (memstore.access); None: the owner
+    repo: str | None = None  # rank this repo's memories first (repo:<slug>/...), excluding nothing
 
 
 def _cues(req: Request) -> dict[str, list[str]]:
@@ -151,7 +155,8 @@ def _recall(req: Request, ix, *, now: str, config) -> dict:
         seeds_seqs = list(dict.fromkeys(
             s for pair in zip(voices.get("lexical", [])[:3], voices.get("semantic", [])[:3], strict=False)
             for s in pair))[:3]
-        seeds = sorted(ix.records.by_seqs(seeds_seqs).values(), key=lambda m: seeds_seqs.index(m.seq))
+        seeds = sorted((m for m in ix.records.by_seqs(seeds_seqs).values() if readable(req.access, m)),
+                       key=lambda m: seeds_seqs.index(m.seq))
         voices["graph"] = _graph(ix, seeds, within, depth)
     weights = intent.WEIGHTS[query_intent]
     # a lexical hit counts by the share of the query's terms it holds: one rare shared
@@ -176,8 +181,8 @@ def _recall(req: Request, ix, *, now: str, config) -> dict:
     for seq in pool:
         base = fused[seq]
         m = records.get(seq)
-        if m is None or not _visible(m, now, req.as_of):
-            continue
+        if m is None or not _visible(m, now, req.as_of) or not readable(req.access, m):
+            continue  # a domain the agent has no grant for (none) never reaches it, whatever voice found it
         eff = effective(m, now, config)
         sal_factor = 1.0 - rc["salience_weight"] + rc["salience_weight"] * eff
         status_factor = DEMOTED.get(m.status, 1.0) if req.as_of is None else 1.0
@@ -186,6 +191,8 @@ def _recall(req: Request, ix, *, now: str, config) -> dict:
             status_factor *= ABSTRACTED  # recall prefers the abstraction; the original stays evidence
         if exact is not None and normalize_text(m.text) == exact:
             status_factor *= EXACT  # the question is the memory's own text: it answers first
+        if req.repo is not None and in_repo(m.domain, req.repo):
+            status_factor *= REPO  # seed 002: the repo an agent works in ranks first
         scored[seq] = base * sal_factor * status_factor
         if req.explain:
             why[seq] = {"rrf": round(base, 6), "salience": round(eff, 4),

@@ -10,7 +10,7 @@ from .timecues import parse_during, validate_bucket
 
 VOICES = ("lexical", "semantic", "temporal", "graph")
 FIELDS = {"query", "k", "now", "actor", "kind", "outcome", "domain", "subject", "during", "level",
-          "as_of", "explain", "voices", "keys", "category", "id"}
+          "as_of", "explain", "voices", "keys", "category", "id", "repo"}
 
 
 # A question, not a document: 10,000 characters is about 2,500 tokens, more than any prompt's
@@ -78,7 +78,13 @@ def build_request(obj: dict, now: str, *, where: str = "", default_k: int = 10) 
     if as_of is not None:
         as_of = format_ts(parse_instant(as_of, f"{where}as_of"))
     voices = _choices(_list(obj, "voices", where), "voices", VOICES, where) or VOICES
+    repo = obj.get("repo")
+    if repo is not None:
+        from ..access import check_slug
+
+        check_slug(repo, f"{where}repo")
     return Request(
+        repo=repo,
         query=query.strip(),
         k=k,
         actors=_list(obj, "actor", where),

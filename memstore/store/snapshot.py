@@ -22,7 +22,8 @@ from ..state import State, state_rows
 from .fs import ensure_dir, read_regular, write_atomic
 from .layout import SNAPSHOT_NAME, Layout
 
-FORMAT = "memstore-snapshot/4"  # /2: retired; /3: rows checksum, log anchor; /4: against, author
+FORMAT = "memstore-snapshot/5"  # /2: retired; /3: rows checksum, log anchor; /4: against, author;
+# /5: agent, notes
 KEEP = 2  # older snapshots are removed after a new one is written
 
 
@@ -40,7 +41,7 @@ def _schema():
         ("mention_count", i), ("last_reinforced_at", s), ("expires_at", s), ("seq", i),
         ("merged_into", s), ("abstracted_by", s), ("conflicts_with", pa.list_(s)),
         ("reconciled_with", pa.list_(s)), ("reason", s), ("direction", s),
-        ("retired", pa.bool_()), ("against", pa.list_(s)), ("author", s),
+        ("retired", pa.bool_()), ("against", pa.list_(s)), ("author", s), ("agent", s),
     ])
 
 
@@ -77,6 +78,7 @@ def parquet_bytes(state: State, position: tuple[str, int] | None = None, anchor:
         "checksum": rows_checksum(rows),
         "anchor": anchor,
         "keys": dict(sorted(state.keys.items())),
+        "notes": dict(sorted(state.notes.items())),
     }
     table = table.replace_schema_metadata({b"memstore": dumps(meta)})
     buf = io.BytesIO()
@@ -126,7 +128,11 @@ def read_snapshot(path: Path) -> tuple[State, dict]:
     rows = table.to_pylist()  # the state's canonical rows: hashed as they are, no Memory built
     if meta.get("rows") != len(rows) or meta.get("checksum") != rows_checksum(rows):
         raise ValueError("rows do not match the checksum in its metadata")
-    state = State(seq=meta["seq"], at=meta["at"], keys=dict(meta["keys"]))
+    notes = meta.get("notes") or {}
+    if not isinstance(notes, dict) or not all(isinstance(v, dict) and isinstance(v.get("text"), str)
+                                              for v in notes.values()):
+        raise ValueError("its working-memory notes are not a table of texts")
+    state = State(seq=meta["seq"], at=meta["at"], keys=dict(meta["keys"]), notes=dict(notes))
     for row in rows:
         m = memory_from_dict(row)
         state.memories[m.id] = m

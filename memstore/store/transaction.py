@@ -91,11 +91,14 @@ class LogView:
 
 
 def commit(layout: Layout, plan: Callable[[LogView], Plan], now: str, *, allow_past: bool = False,
-           lock_wait: float | None = None, dry_run: bool = False) -> Committed:
+           lock_wait: float | None = None, dry_run: bool = False, agent: str | None = None) -> Committed:
     """Plan, lock, re-plan if the log moved, append all or nothing; return what was decided.
 
     ``dry_run`` plans once and appends nothing. ``lock_wait`` gives up with StoreBusy after
-    about that many seconds (best-effort records such as recall usage)."""
+    about that many seconds (best-effort records such as recall usage). ``agent``: who
+    writes; stamped on every event (and on the records they create)."""
+    if agent is not None:
+        plan = _signed(plan, agent)
     view = LogView(layout)
     decided = plan(view)
     if dry_run or not decided.events:
@@ -114,6 +117,20 @@ def commit(layout: Layout, plan: Callable[[LogView], Plan], now: str, *, allow_p
         seqs = logstore.append(layout, decided.events, decided.at or now,
                                allow_past=allow_past or decided.allow_past)
     return Committed(decided, tuple(seqs))
+
+
+def _signed(plan: Callable[[LogView], Plan], agent: str) -> Callable[[LogView], Plan]:
+    def signed(view: LogView) -> Plan:
+        decided = plan(view)
+        events = []
+        for e in decided.events:
+            e = {**e, "agent": agent}
+            if isinstance(e.get("memory"), dict) and e["memory"].get("agent") is None:
+                e["memory"] = {**e["memory"], "agent": agent}
+            events.append(e)
+        return decided._replace(events=events)
+
+    return signed
 
 
 # remember's own events: built by remember.build from drafts remember.validate passed, and

@@ -1,0 +1,154 @@
+"""Who is asking: agent names, their roles, repo-scoped domains and access grants (seed 002).
+
+An agent is a name (``--agent``, ``MEMSTORE_AGENT``, the server's ``agent``); its role
+comes from ``[agents]`` in memstore.toml (an agent not listed there has its own name as
+role). ``[grants.ROLE]`` maps domains to ``none``, ``read`` or ``write``.
+
+Reads fail open, as the seed decides on purpose: a domain without a grant row for the
+role is readable. ``none`` holds everywhere (recall, preamble, judge, show, export, log,
+conflicts, the server). ``propose_policy`` needs ``write``; a domain without a row counts
+as ``write`` for it (the seed seeds ``write`` for every role on a new domain), so only an
+explicit ``read`` or ``none`` refuses it. Why the asymmetry: memstore(7), AGENTS.
+
+Rows are looked up most specific first: the role's row for the domain, for the domain's
+workspace name (a ``none`` on ``hr`` also holds for ``repo:web/hr``), for ``*``; then the
+same under the role ``*``. The caller without an agent (a person at the shell, cron) is
+the store's owner: grants do not apply to them.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from .errors import UsageError
+
+LEVELS = ("none", "read", "write")
+REPO_PREFIX = "repo:"
+_NAME = re.compile(r"^\w[\w.@:+-]{0,63}$")
+_SLUG = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
+
+
+def check_agent(name: str, what: str = "--agent") -> str:
+    """The agent name, or UsageError: a word character, then up to 63 of word characters
+    and . @ : + - (it is shown in listings and stored on every event the agent writes)."""
+    if not isinstance(name, str) or not _NAME.match(name):
+        raise UsageError(f"{what} {name!r} is not an agent name; use up to 64 letters, digits and "
+                         ". _ @ : + - (e.g. --agent reviewer-bot)")
+    return name
+
+
+def check_slug(slug: str, what: str = "--repo") -> str:
+    if not isinstance(slug, str) or not _SLUG.match(slug):
+        raise UsageError(f"{what} {slug!r} is not a repo slug; use letters, digits, . _ - "
+                         "(e.g. --repo web-app)")
+    return slug
+
+
+def repo_domain(slug: str, domain: str | None) -> str:
+    """The repo-scoped form of a domain: ``repo:<slug>/<domain>`` (``repo:<slug>`` alone)."""
+    return f"{REPO_PREFIX}{slug}/{domain}" if domain else f"{REPO_PREFIX}{slug}"
+
+
+def split_domain(domain: str | None) -> tuple[str | None, str | None]:
+    """(repo slug or None, the workspace domain name or None)."""
+    if not domain or not domain.startswith(REPO_PREFIX):
+        return None, domain
+    slug, _, name = domain[len(REPO_PREFIX):].partition("/")
+    return slug or None, name or None
+
+
+def in_repo(domain: str | None, slug: str) -> bool:
+    return split_domain(domain)[0] == slug
+
+
+@dataclass(frozen=True)
+class Access:
+    """What one agent may see and write. ``grants``: {role: {domain: level}} from the config."""
+
+    agent: str
+    role: str
+    grants: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = ()
+
+    def level(self, domain: str | None) -> str | None:
+        """The grant row that applies to ``domain`` (None: no row)."""
+        table = dict(self.grants)
+        _slug, base = split_domain(domain)
+        names = [n for n in dict.fromkeys((domain or "", base or "", "*")) if n]
+        for role in (self.role, "*"):
+            rows = dict(table.get(role, ()))
+            for n in names:
+                if n in rows:
+                    return rows[n]
+        return None
+
+    def can_read(self, domain: str | None) -> bool:
+        return self.level(domain) != "none"
+
+    def can_write_policy(self, domain: str | None) -> bool:
+        return self.level(domain) in (None, "write")
+
+
+def access_for(config, agent: str | None) -> Access | None:
+    """The agent's Access under this config; None for the owner (no agent)."""
+    if agent is None:
+        return None
+    role = config.get("agents", {}).get(agent, agent)
+    grants = tuple(sorted((r, tuple(sorted(rows.items()))) for r, rows in config.get("grants", {}).items()))
+    return Access(agent, role, grants)
+
+
+def readable(access: Access | None, memory) -> bool:
+    """May this caller see this record? (The owner sees everything.)"""
+    return access is None or access.can_read(memory.domain)
+
+
+def check_tables(data: dict) -> tuple[dict, dict]:
+    """Validate ``[agents]`` and ``[grants]`` of memstore.toml; (agents, grants), or UsageError."""
+    agents = data.get("agents", {})
+    if not isinstance(agents, dict):
+        raise UsageError("memstore.toml: [agents] must be a table of NAME = \"role\"")
+    for name, role in agents.items():
+        check_agent(name, "memstore.toml: [agents] name")
+        if not isinstance(role, str) or not _NAME.match(role):
+            raise UsageError(f"memstore.toml: agents.{name} {role!r} must be a role name (letters, digits, "
+                             ". _ @ : + -)")
+    grants = data.get("grants", {})
+    if not isinstance(grants, dict):
+        raise UsageError("memstore.toml: [grants] must hold tables [grants.ROLE] of DOMAIN = \"none\"|\"read\"|\"write\"")
+    for role, rows in grants.items():
+        if role != "*" and not _NAME.match(role):
+            raise UsageError(f"memstore.toml: grants.{role!r} is not a role name")
+        if not isinstance(rows, dict):
+            raise UsageError(f"memstore.toml: grants.{role} must be a table of DOMAIN = \"none\"|\"read\"|\"write\"")
+        for domain, level in rows.items():
+            if not domain.strip() or any(ord(c) < 32 for c in domain):
+                raise UsageError(f"memstore.toml: grants.{role} has an empty or control-character domain")
+            if level not in LEVELS:
+                raise UsageError(f"memstore.toml: grants.{role}.{domain} {level!r} is not one of: "
+                                 "none, read, write")
+    return dict(agents), {r: dict(rows) for r, rows in grants.items()}
+
+
+def hidden_ids(state, access: Access | None) -> frozenset[str]:
+    """The ids of the records this caller may not read (none for the owner)."""
+    if access is None:
+        return frozenset()
+    return frozenset(m.id for m in state.memories.values() if not access.can_read(m.domain))
+
+
+def event_visible(event: dict, access: Access | None, hidden: frozenset[str]) -> bool:
+    """May this caller see this log event? Not one that creates or touches a record it may
+    not read, nor another agent's working memory."""
+    if access is None:
+        return True
+    if event.get("op") == "notes":
+        return event.get("agent") == access.agent
+    memory = event.get("memory")
+    if isinstance(memory, dict) and not access.can_read(memory.get("domain")):
+        return False
+    if not hidden:
+        return True
+    from .events import touched_ids
+
+    return not any(i in hidden for i in touched_ids(event))

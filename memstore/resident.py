@@ -1,0 +1,59 @@
+"""A store kept open by a long-lived process (memstore serve): warm indexes, warm state.
+
+Each call first catches up with the log (``index.sync.refresh``: nothing to do when the
+log has not moved; otherwise what was appended is applied to the open indexes), so writes
+from cron jobs, the CLI and other servers are seen by the next call, and every write goes
+through the same transaction (lock, re-plan) as the CLI's. The folded state is kept
+between calls too and only the log's tail is folded onto it (``store.open``'s memo).
+The config is read again when memstore.toml changes (grants take effect at once).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from .config import load_config
+from .store.layout import Layout
+
+
+class Resident:
+    def __init__(self, root: str | Path, *, cache_dir: Path | None = None, notify=None):
+        from .store.open import remember_states
+
+        self.layout = Layout(Path(root).expanduser())
+        self.layout.check_readable()
+        self.cache_dir = cache_dir
+        self.notify = notify
+        self._config_stamp = None
+        self._config = None
+        self._ix = None
+        remember_states(True)
+
+    @property
+    def config(self):
+        path = self.layout.config_path
+        try:
+            st = path.stat()
+            stamp = (st.st_mtime_ns, st.st_size)
+        except FileNotFoundError:
+            stamp = None
+        if self._config is None or stamp != self._config_stamp:
+            self._config = load_config(self.layout.read_config_text())
+            self._config_stamp = stamp
+            self._ix = None  # the embedder may have changed
+        return self._config
+
+    def indexes(self):
+        from .index.sync import open_indexes, refresh
+
+        config = self.config
+        if self._ix is None:
+            self._ix = open_indexes(self.layout, config, self.cache_dir, notify=self.notify)
+        else:
+            self._ix = refresh(self._ix, self.layout, config, self.cache_dir, notify=self.notify)
+        return self._ix
+
+    def state(self):
+        from .store.open import load_state
+
+        return load_state(self.layout)[0]
