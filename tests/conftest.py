@@ -45,7 +45,7 @@ class Result:
 
 @pytest.fixture(autouse=True)
 def _isolated_env(monkeypatch, tmp_path):
-    for name in ("MEMSTORE_DIR", "MEMSTORE_NOW"):
+    for name in ("MEMSTORE_DIR", "MEMSTORE_NOW", "MEMSTORE_AGENT"):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))
 
