@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import sys
 
+from .output import write_bytes
 from .serve_call import answer
 
 
 def serve(resident, agent: str | None) -> None:
     from memstore.codec import dumps, loads
 
-    out = sys.stdout.buffer
     for raw in sys.stdin.buffer:
         if not raw.strip():
             continue
@@ -23,5 +23,4 @@ def serve(resident, agent: str | None) -> None:
                      '{"id": ..., "tool": NAME, "arguments": {...}}', "exit": 2}
         else:
             reply = {"id": request.get("id"), **answer(resident, request.get("tool"), request.get("arguments"), agent)}
-        out.write(dumps(reply) + b"\n")
-        out.flush()
+        write_bytes(dumps(reply) + b"\n")  # flushed: the caller waits for each answer

@@ -22,7 +22,7 @@ from .timeutil import format_ts, parse_instant
 # `conflicts` lists like `conflicts list`; `conflicts resolve` is a write.
 READ_COMMANDS = frozenset({
     ("recall",), ("judge",), ("conflicts",), ("conflicts", "list"), ("stats",), ("show",), ("export",),
-    ("log",), ("eval",), ("brief",),
+    ("log",), ("eval",), ("brief",), ("preamble",),
 })
 
 
