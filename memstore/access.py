@@ -32,14 +32,14 @@ _SLUG = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
 def check_agent(name: str, what: str = "--agent") -> str:
     """The agent name, or UsageError: a word character, then up to 63 of word characters
     and . @ : + - (it is shown in listings and stored on every event the agent writes)."""
-    if not isinstance(name, str) or not _NAME.match(name):
+    if not isinstance(name, str) or not _NAME.fullmatch(name):
         raise UsageError(f"{what} {name!r} is not an agent name; use up to 64 letters, digits and "
                          ". _ @ : + - (e.g. --agent reviewer-bot)")
     return name
 
 
 def check_slug(slug: str, what: str = "--repo") -> str:
-    if not isinstance(slug, str) or not _SLUG.match(slug):
+    if not isinstance(slug, str) or not _SLUG.fullmatch(slug):
         raise UsageError(f"{what} {slug!r} is not a repo slug; use letters, digits, . _ - "
                          "(e.g. --repo web-app)")
     return slug
@@ -110,14 +110,14 @@ def check_tables(data: dict) -> tuple[dict, dict]:
         raise UsageError("memstore.toml: [agents] must be a table of NAME = \"role\"")
     for name, role in agents.items():
         check_agent(name, "memstore.toml: [agents] name")
-        if not isinstance(role, str) or not _NAME.match(role):
+        if not isinstance(role, str) or not _NAME.fullmatch(role):
             raise UsageError(f"memstore.toml: agents.{name} {role!r} must be a role name (letters, digits, "
                              ". _ @ : + -)")
     grants = data.get("grants", {})
     if not isinstance(grants, dict):
         raise UsageError("memstore.toml: [grants] must hold tables [grants.ROLE] of DOMAIN = \"none\"|\"read\"|\"write\"")
     for role, rows in grants.items():
-        if role != "*" and not _NAME.match(role):
+        if role != "*" and not _NAME.fullmatch(role):
             raise UsageError(f"memstore.toml: grants.{role!r} is not a role name")
         if not isinstance(rows, dict):
             raise UsageError(f"memstore.toml: grants.{role} must be a table of DOMAIN = \"none\"|\"read\"|\"write\"")
