@@ -19,7 +19,7 @@ the store's owner: grants do not apply to them.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from .errors import UsageError
 
@@ -135,6 +135,21 @@ def hidden_ids(state, access: Access | None) -> frozenset[str]:
     if access is None:
         return frozenset()
     return frozenset(m.id for m in state.memories.values() if not access.can_read(m.domain))
+
+
+_LINKS = ("derived_from", "against", "conflicts_with", "reconciled_with")
+_LINK = ("superseded_by", "merged_into", "abstracted_by")
+
+
+def redacted(memory, hidden: frozenset[str]):
+    """The record as a caller sees it: its links to records it may not read left out. The
+    stages link within one domain, but a hand-edited or imported log can link across, and
+    an id alone says that a record exists."""
+    if not hidden:
+        return memory
+    changes = {f: tuple(i for i in getattr(memory, f) if i not in hidden) for f in _LINKS}
+    changes.update({f: None for f in _LINK if getattr(memory, f) in hidden})
+    return replace(memory, **changes)
 
 
 def event_visible(event: dict, access: Access | None, hidden: frozenset[str]) -> bool:

@@ -31,7 +31,7 @@ def run(
     history: Annotated[bool, typer.Option("--history", help="The full event log instead of the state.")] = False,
     now: NowOpt = None,
 ) -> None:
-    from memstore.access import event_visible, hidden_ids, readable
+    from memstore.access import event_visible, hidden_ids, readable, redacted
     from memstore.codec import dumps_line
     from memstore.store.open import load_state
     from memstore.store.transaction import LogView
@@ -48,8 +48,9 @@ def run(
     else:
         state, _ = load_state(e.layout)
         if e.access is not None:  # a domain the agent has no grant for is not exported to it
+            hidden = hidden_ids(state, e.access)
             state = state.copy()
-            state.memories = {i: m for i, m in state.memories.items() if readable(e.access, m)}
+            state.memories = {i: redacted(m, hidden) for i, m in state.memories.items() if readable(e.access, m)}
             state.notes = {a: n for a, n in state.notes.items() if a == e.agent}
         if format == "markdown":
             from memstore.markdown import render_markdown

@@ -28,7 +28,7 @@ def run(
     now: NowOpt = None,
     json: JsonOpt = False,
 ) -> None:
-    from memstore.access import event_visible, hidden_ids, readable
+    from memstore.access import event_visible, hidden_ids, readable, redacted
     from memstore.events import summary, touched_ids
     from memstore.model import memory_to_dict
     from memstore.store.open import load_state
@@ -44,7 +44,7 @@ def run(
     hidden = hidden_ids(state, e.access)
     events = [ev for ev in LogView(e.layout).events()
               if memory.id in touched_ids(ev) and event_visible(ev, e.access, hidden)]
-    record = memory_to_dict(memory)
+    record = memory_to_dict(redacted(memory, hidden))
     why = None
     if explain:
         from memstore.salience import explain as explain_salience
