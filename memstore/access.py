@@ -166,4 +166,8 @@ def event_visible(event: dict, access: Access | None, hidden: frozenset[str]) ->
         return True
     from .events import touched_ids
 
-    return not any(i in hidden for i in touched_ids(event))
+    ids = touched_ids(event)
+    if isinstance(memory, dict):  # and the records it links to (see redacted)
+        ids += [i for f in _LINKS for i in memory.get(f) or () if isinstance(i, str)]
+        ids += [v for f in _LINK if isinstance(v := memory.get(f), str)]
+    return not any(i in hidden for i in ids)
