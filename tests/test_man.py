@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import importlib.util
+import json
 import os
 import re
 import shutil
@@ -384,3 +385,178 @@ def test_pages_carry_the_release_date_only():
         assert fields[4] == f'"memstore {memstore.__version__}"', path.name
         if today != release:
             assert today not in text, f"{path.name} contains today's date"
+
+
+# --------------------------------------------------------------------------- (e) agents (issue 14)
+
+def _subsections(text: str) -> dict[str, str]:
+    """{.SS title: its roff} within one section."""
+    return {m.group(1): m.group(2) for m in re.finditer(r"^\.SS ([^\n]+)\n(.*?)(?=^\.SS |\Z)", text, re.S | re.M)}
+
+
+def _args(sub: str) -> dict[str, tuple[str, str]]:
+    """{argument: (its tag's type text, its body)} of one tool's subsection."""
+    return {m.group(1).replace("\\-", "-"): (m.group(2), m.group(3))
+            for m in re.finditer(r"^\.TP\n\\fB([^\n]+?)\\fR \(([^\n]*)\)\n(.*?)(?=^\.TP|\Z)", sub, re.S | re.M)}
+
+
+def test_serve_page_documents_every_tool_from_its_schema():
+    from memstore.tools import TOOLS
+
+    tools = section(page("memstore-serve.1"), "TOOLS")
+    subs = _subsections(tools)
+    assert [gen.esc(n) for n in TOOLS] == [t for t in subs if t != "Common arguments"]
+    common = gen.common_arguments()
+    assert common == ["now", "agent"]  # "Every tool also takes now and agent"
+    assert "also takes \\fBnow\\fR and \\fBagent\\fR" in tools
+    for name, tool in TOOLS.items():
+        sub = subs[gen.esc(name)]
+        assert gen.prose(tool["description"]) in sub.replace("\n", " "), name
+        schema = tool["schema"]
+        assert schema["additionalProperties"] is False  # "no other arguments"
+        documented = _args(sub)
+        own = {k: v for k, v in schema["properties"].items() if k not in common}
+        assert set(documented) == set(own), name
+        for arg, spec in own.items():
+            kind, body = documented[arg]
+            kind = kind.replace("\\-", "-")
+            for value in spec.get("enum", []):
+                assert value in kind, (name, arg, value)
+            if "minimum" in spec:
+                assert f"{spec['minimum']} to {spec['maximum']}" in kind, (name, arg)
+            if "default" in spec:
+                assert f"default {spec['default']}" in kind, (name, arg)
+            if spec.get("type"):
+                assert spec["type"].replace("array", "list") in kind, (name, arg)
+            assert ("Required." in body) == (arg in schema["required"]), (name, arg)
+            if spec.get("description"):
+                assert gen.prose(spec["description"]) in body.replace("\n", " "), (name, arg)
+    shared = _args(subs["Common arguments"])
+    first = next(iter(TOOLS.values()))["schema"]["properties"]
+    assert set(shared) == set(common)
+    for arg in common:
+        assert gen.prose(first[arg]["description"]) in shared[arg][1]
+        assert all(t["schema"]["properties"][arg] == first[arg] for t in TOOLS.values())
+
+
+def test_a_tool_argument_without_a_description_is_refused():
+    with pytest.raises(SystemExit, match="tool argument remember.colour has no description"):
+        gen._arg_doc("remember", "colour", {"type": "string"})
+    with pytest.raises(SystemExit, match="cannot describe"):
+        gen.arg_type({"type": "object"})
+
+
+def _jsonl(store: Path, lines: list[str], agent: str = "coder") -> list[dict]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMSTORE_")}
+    env["MEMSTORE_CACHE_DIR"] = str(store.parent / "cache")
+    r = subprocess.run([sys.executable, "-m", "memstore_cli.main", "--store", str(store), "serve", "--jsonl",
+                        "--agent", agent], input="\n".join(lines) + "\n", capture_output=True, text=True,
+                       env=env, cwd=ROOT, timeout=120)
+    assert r.returncode == 0, r.stderr
+    return [json.loads(line) for line in r.stdout.splitlines()]
+
+
+def test_serve_page_example_and_errors_are_what_the_server_answers(tmp_path):
+    """The PROTOCOL example is a real exchange, and each documented per-call exit status is
+    the one a call of that kind gets (70, a bug, only from the source)."""
+    text = page("memstore-serve.1")
+    example = re.search(r"^\.nf\n(.*?)^\.fi", section(text, "PROTOCOL"), re.S | re.M).group(1)
+    request, answer = [ln.replace("\\-", "-") for ln in example.splitlines()]
+    store = tmp_path / "store"
+    store.mkdir()
+    (store / "memstore.toml").write_text('[embedder]\nname = "hashing"\n[grants.coder]\nsecurity = "read"\n')
+    calls = [request,
+             '{"id": 2, "tool": "search_memory", "arguments": {"query": "x", "k": 0}}',
+             '{"id": 3, "tool": "forget", "arguments": {"id": "no-such-key", "now": "2026-06-02T00:00:00Z"}}',
+             '{"id": 4, "tool": "propose_policy", "arguments": {"rule": "Rotate keys", "direction": "repeat", '
+             '"domain": "security", "now": "2026-06-02T00:00:00Z"}}']
+    replies = _jsonl(store, calls)
+    assert json.dumps(replies[0], separators=(",", ":"), sort_keys=True) == answer
+    assert [r["exit"] for r in replies[1:]] == [2, 1, 4]
+    errors = section(text, "ERRORS")
+    for code, word in ((2, "usage error"), (1, "does not hold"), (4, "No grant"), (70, "internal error")):
+        assert re.search(rf"^\.B {code}\n[^\n]*{word}", errors, re.M), code
+    from memstore.errors import NotFound, PermissionDenied, UsageError
+
+    assert (UsageError.exit_code, NotFound.exit_code, PermissionDenied.exit_code) == (2, 1, 4)
+    assert '"exit": 70' in (ROOT / "cli" / "serve_call.py").read_text()
+
+
+def test_serve_page_has_the_protocol_and_the_readme_client_configuration():
+    text = page("memstore-serve.1")
+    for name in ("TOOLS", "PROTOCOL", "MCP CONFIGURATION", "TIME AND AGENT", "ERRORS", "EXIT STATUS"):
+        assert f"\n.SH {name}\n" in text, name
+    config = re.search(r"^\.nf\n(.*?)^\.fi", section(text, "MCP CONFIGURATION"), re.S | re.M).group(1)
+    parsed = json.loads(config.replace("\\-", "-"))
+    readme = re.search(r"<!-- mcp-config[^>]*-->\n```json\n(.*?)```", (ROOT / "README.md").read_text(), re.S)
+    assert readme and json.loads(readme.group(1)) == parsed  # one configuration, two places
+    assert "pip install \\(aqmemstore[mcp]\\(aq" in section(text, "MCP CONFIGURATION")
+    protocol = section(text, "PROTOCOL")
+    for needle in ("tools/list", "tools/call", "isError", "list_tools", '"exit"', "canonical JSON"):
+        assert needle in protocol, needle
+    timing = section(text, "TIME AND AGENT")
+    for needle in ("reads the clock once", "MEMSTORE_AGENT", "owner", "catches up with the log"):
+        assert needle in timing, needle
+
+
+def test_exit_status_4_is_documented_where_it_happens():
+    from memstore.errors import PermissionDenied
+
+    assert PermissionDenied.exit_code == 4
+    assert ".B 4\nThe \\-\\-agent\\(aqs role has no write grant" in section(page("memstore-policy-add.1"), "EXIT STATUS")
+    for other in ("memstore-policy-list.1", "memstore-recall.1", "memstore-serve.1"):
+        assert ".B 4\n" not in section(page(other), "EXIT STATUS"), other
+    assert ".B 4\n.B policy add\n" in section(page("memstore.1"), "EXIT STATUS")
+
+
+def _grants_example(text: str) -> str:
+    block = re.search(r"^\.nf\n(\[agents\]\n.*?)^\.fi", text, re.S | re.M).group(1)
+    return block.replace("\\-", "-")
+
+
+@pytest.mark.parametrize("name", ["memstore.5", "memstore.7"])
+def test_the_grants_example_means_what_the_pages_say(name):
+    """The [agents]/[grants] example loads, and its lookups are the documented ones."""
+    from memstore.access import access_for
+    from memstore.config import load_config
+
+    config = load_config(_grants_example(page(name)))
+    coder = access_for(config, "coder")
+    assert coder.role == "dev"
+    assert not coder.can_read("hr") and not coder.can_read("repo:web/hr")  # the workspace name's row
+    assert coder.can_read("security") and not coder.can_write_policy("security")
+    assert coder.can_read("eng") and coder.can_write_policy("eng")  # no row: read, and write for policies
+    assert not coder.can_read("finance")  # the role "*"
+    stranger = access_for(config, "stranger")  # unlisted: its own name as role
+    assert stranger.role == "stranger" and stranger.can_read("hr") and not stranger.can_read("finance")
+    assert access_for(config, None) is None  # the owner: no grants apply
+
+
+def test_memstore_7_documents_agents():
+    text = page("memstore.7")
+    agents = section(text, "AGENTS")
+    assert list(_subsections(agents)) == ["Identity", "Working memory", "Repo scope", "Access grants",
+                                          "The dispatch preamble", "Harmonize"]
+    flat = agents.replace("\n", " ")
+    for needle in ("MEMSTORE_AGENT", "8,000 characters", "repo:\\fISLUG\\fP/architecture", "never overwrites",
+                   "Reads fail open", "deliberate trade\\-off", "silently knows less", "must be written for every role",
+                   "holds on every surface", "exit status is 4", "not subject to grants", "exactly three parts",
+                   "keyword alone", "search_memory", "stays open", "evidence", "confidence", "\\-\\-apply"):
+        assert needle in flat, needle
+    assert ".B notes\n" in section(text, "EVENTS")
+    for ref in ("memstore\\-serve", "memstore\\-notes", "memstore\\-preamble", "memstore\\-harmonize"):
+        assert f".BR {ref} (1)" in section(text, "SEE ALSO")
+
+
+def test_memstore_5_documents_agents_notes_and_snapshot_format():
+    from memstore.store.snapshot import FORMAT
+
+    text = page("memstore.5")
+    assert ".B agent\nOptional:" in section(text, "THE EVENT LOG")
+    snapshots = section(text, "SNAPSHOTS")
+    assert f"\\fB{gen.esc(FORMAT)}\\fR" in snapshots and ".B notes\n" in snapshots
+    config = section(text, "CONFIGURATION")
+    assert ".B [agents]\n" in config and ".BI [grants. ROLE ]\n" in config
+    events = section(text, "EVENTS")
+    remember = _subsections(events)["remember"]
+    assert '{"agent":"coder",' in remember and '"agent":"coder","author":null' in remember

@@ -197,3 +197,90 @@ def test_readme_venv_line_installs_and_replays(tmp_path, capsys, monkeypatch):
     assert installed == out  # the installed command prints what this checkout prints
     assert SUMMARY.match(proc.stderr.splitlines()[-1]), proc.stderr[-2000:]
     assert proc.stderr.splitlines()[-1].rsplit(";", 1)[1] == err.splitlines()[-1].rsplit(";", 1)[1]
+
+
+# --------------------------------------------------------------------------- agents: the MCP server
+
+MCP_CONFIG = re.compile(r"<!-- mcp-config[^>]*-->\n```json\n(.*?)```", re.S)
+AGENTS = re.compile(r"^## Agents: the MCP server\n(.*?)(?=^## )", re.S | re.M)
+
+
+def _agents_section() -> str:
+    m = AGENTS.search(README.read_text())
+    assert m, "README has no section 'Agents: the MCP server'"
+    return m.group(1)
+
+
+def test_readme_lists_every_tool():
+    from memstore.tools import TOOLS
+
+    listed = []
+    for line in _agents_section().splitlines():
+        if line.startswith("- `"):
+            listed += re.findall(r"`(\w+)`(?=[,:])", line.split(":", 1)[0] + ":")
+    assert listed == list(TOOLS)
+
+
+def test_readme_mcp_config_starts_a_server_that_answers(tmp_path):
+    """The client configuration, as an MCP client reads it: the JSON block parsed, its server
+    started (the store path pointed at a temp dir) with the SDK's stdio client; the tools
+    listed, then calls under the README's grants example."""
+    pytest.importorskip("mcp")
+    import json
+
+    import anyio
+    from mcp import StdioServerParameters
+    from mcp.client import Client
+
+    section = _agents_section()
+    blocks = MCP_CONFIG.findall(section)
+    assert len(blocks) == 1
+    server = json.loads(blocks[0])["mcpServers"]["memstore"]
+    assert "/path/to/store" in server["args"] and server["args"][-2:] == ["--agent", "coder"]
+    store = tmp_path / "store"
+    store.mkdir()
+    grants = re.search(r"```toml\n(.*?)```", section, re.S).group(1)
+    (store / "memstore.toml").write_text('[embedder]\nname = "hashing"\n\n' + grants)
+    installed = Path(sys.executable).with_name(server["command"])  # this environment's console script
+    command = str(installed) if installed.exists() else shutil.which(server["command"])
+    assert command, f"{server['command']} is not installed"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMSTORE_")}
+    env.update(MEMSTORE_CACHE_DIR=str(tmp_path / "cache"), PATH=f"{Path(sys.executable).parent}:{env.get('PATH', '')}")
+    # the owner (no agent) writes one memory in a domain the README's grants hide from coder
+    owner = subprocess.run([command, "--store", str(store), "remember", "Salary bands are reviewed in March",
+                            "--domain", "hr", "--now", "2026-06-01T08:00:00Z"], env=env, capture_output=True,
+                           text=True, timeout=120)
+    assert owner.returncode == 0, owner.stderr
+    args = [str(store) if a == "/path/to/store" else a for a in server["args"]]
+    now = "2026-06-01T09:00:00Z"
+
+    async def session() -> dict:
+        async with Client(StdioServerParameters(command=command, args=args, env=env)) as client:
+            tools = [t.name for t in (await client.list_tools()).tools]
+            wrote = await client.call_tool("remember", {"text": "The billing service uses Postgres 16", "now": now})
+            found = await client.call_tool("search_memory", {"query": "billing Postgres salary bands",
+                                                             "touch": False, "now": now})
+            denied = await client.call_tool("propose_policy", {"rule": "Rotate keys monthly", "direction": "repeat",
+                                                               "domain": "security", "now": now})
+            return {"tools": tools, "wrote": wrote, "found": found, "denied": denied}
+
+    got = anyio.run(session)
+    from memstore.tools import TOOLS
+
+    assert got["tools"] == list(TOOLS)
+    wrote = got["wrote"]
+    assert not wrote.is_error and wrote.structured_content["action"] == "add"
+    assert json.loads(wrote.content[0].text) == wrote.structured_content
+    found = got["found"]
+    assert not found.is_error
+    assert [r["text"] for r in found.structured_content["results"]] == ["The billing service uses Postgres 16"]
+    denied = got["denied"]  # security = "read": the README's "may not propose policies there"
+    assert denied.is_error and denied.structured_content["exit"] == 4
+    assert "no write grant on domain 'security'" in denied.content[0].text
+    log = subprocess.run([command, "--store", str(store), "log", "--json", "--now", now], env=env,
+                         capture_output=True, text=True, timeout=120)
+    events = [json.loads(line) for line in log.stdout.splitlines()]
+    assert [(e["op"], e.get("agent")) for e in events] == [("remember", None), ("remember", "coder")]
+    seen = subprocess.run([command, "--store", str(store), "recall", "billing Postgres salary bands", "--json",
+                           "--no-touch", "--now", now], env=env, capture_output=True, text=True, timeout=120)
+    assert len(json.loads(seen.stdout)["results"]) == 2  # the owner sees what coder's grants hid
