@@ -5,6 +5,11 @@ from __future__ import annotations
 import sys
 import traceback
 
+# The tools that only read, as the CLI's reads (recall, preamble, judge, conflicts): on a
+# store that does not exist they say so (a typo'd --store) instead of answering empty.
+# read_my_notes and harmonize answer empty there, as `notes show` and `harmonize` do.
+STORE_READS = frozenset({"search_memory", "preamble", "judge", "list_conflicts"})
+
 
 def answer(resident, tool, arguments, agent: str | None) -> dict:
     """{"ok": true, "result": ...} or {"ok": false, "error": ..., "exit": N}."""
@@ -20,6 +25,12 @@ def answer(resident, tool, arguments, agent: str | None) -> dict:
         return {"ok": False, "error": "tool must be a tool name (list_tools lists them)", "exit": 2}
     args = {} if arguments is None else arguments
     try:
+        if tool in STORE_READS and not resident.layout.root_exists():
+            from memstore.errors import StoreError
+            from memstore.store.layout import show_path
+
+            raise StoreError(f"no such store: {show_path(resident.layout.root)} "
+                             "(remember something first, or check --store / $MEMSTORE_DIR)")
         now = resolve_now(None) if not isinstance(args, dict) or args.get("now") is None else args["now"]
         return {"ok": True, "result": tools.call(resident, tool, args, now=now, agent=agent)}
     except MemstoreError as exc:
