@@ -24,22 +24,19 @@ class Resident:
         self.layout.check_readable()
         self.cache_dir = cache_dir
         self.notify = notify
-        self._config_stamp = None
+        self._config_text = None
         self._config = None
         self._ix = None
         remember_states(True)
 
     @property
     def config(self):
-        path = self.layout.config_path
-        try:
-            st = path.stat()
-            stamp = (st.st_mtime_ns, st.st_size)
-        except FileNotFoundError:
-            stamp = None
-        if self._config is None or stamp != self._config_stamp:
-            self._config = load_config(self.layout.read_config_text())
-            self._config_stamp = stamp
+        # its bytes, not its stat: a grant edit that keeps the size and the mtime (a backup
+        # restored by cp -p, two edits within one tick of the file system's clock) must hold
+        text = self.layout.read_config_text()
+        if self._config is None or text != self._config_text:
+            self._config = load_config(text)
+            self._config_text = text
             self._ix = None  # the embedder may have changed
         return self._config
 
