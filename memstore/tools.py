@@ -127,11 +127,13 @@ def _check(name: str, args: dict) -> None:
             raise UsageError(f"{name}: {key} {value!r} is not one of: {', '.join(spec['enum'])}")
         kind = spec.get("type")
         if not _typed(spec, value):
-            raise UsageError(f"{name}: {key} {value!r} must be a {kind or 'string or a list of strings'}")
+            raise UsageError(f"{name}: {key} {value!r} must be {_KIND_WORDS[kind]}")
         if kind in ("integer", "number") and not spec.get("minimum", value) <= value <= spec.get("maximum", value):
             raise UsageError(f"{name}: {key} {value!r} must be from {spec['minimum']} to {spec['maximum']}")
 
 
+_KIND_WORDS = {"string": "a string", "boolean": "a boolean", "integer": "an integer", "number": "a number",
+               "array": "a list of strings", None: "a string or a list of strings"}
 _TYPES = {
     "string": lambda v: isinstance(v, str),
     "boolean": lambda v: isinstance(v, bool),
