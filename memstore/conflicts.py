@@ -184,10 +184,12 @@ def _settled_conflict(e: dict) -> str | None:
 KEEP = ("new", "old", "both", "dismiss")
 
 
-def resolve_event(record: dict, keep: str, now: str, note: str | None = None) -> dict:
+def resolve_event(record: dict, keep: str, now: str, note: str | None = None, *, person: bool = True) -> dict:
+    """``person``: a person decided (the kept belief becomes certain); an agent's decision or
+    an applied harmonize proposal keeps the kept side's confidence as it is."""
     event = {"op": "resolve", "at": now, "id": record["id"], "old": record["old"],
              "new": record["new"], "keep": keep}
-    if keep in ("new", "old"):
+    if keep in ("new", "old") and person:
         event["confidence"] = 1.0  # a person's word makes the kept belief certain (memstore(7), CONFLICTS)
     if note:
         event["reason"] = note

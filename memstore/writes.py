@@ -180,7 +180,8 @@ def resolve_conflict(layout: Layout, ref: str, keep: str, *, now: str, note: str
             record = mine[-1]
         if record["state"] == "resolved" and record["resolution"] == keep:
             return Plan([], Resolved(record["id"], keep, False))
-        return Plan([resolve_event(record, keep, now, note)], Resolved(record["id"], keep, True))
+        return Plan([resolve_event(record, keep, now, note, person=agent is None)],
+                    Resolved(record["id"], keep, True))
 
     return commit(layout, plan, now, agent=agent).value
 
@@ -308,7 +309,8 @@ def harmonize(layout: Layout, *, now: str, apply: bool = False, agent: str | Non
         if not apply:
             return Plan([], Harmonized(found, []))
         by_id = {r["id"]: r for r in records(view.events(), state, access)}
-        events = [resolve_event(by_id[p["conflict"]], p["keep"], now, p["why"]) for p in found]
+        # a proposal is the rules' judgement, not a person's: the kept side is not made certain
+        events = [resolve_event(by_id[p["conflict"]], p["keep"], now, p["why"], person=False) for p in found]
         return Plan(events, Harmonized(found, [p["conflict"] for p in found]))
 
     return commit(layout, plan, now, agent=agent).value

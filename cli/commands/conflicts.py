@@ -187,8 +187,8 @@ def _print_side_by_side(r: dict) -> None:
     ended = f" {r['resolution']}" if r.get("resolution") else ""
     out(safe(f"{r['id']}  {r['rule']}{detail}  detected {r['detected_at']}  {r['state']}{ended}"))
     if r.get("agents"):  # two agents hold these beliefs: one conflict naming both
-        out(safe(f"  agents: {r['agents']['old']} (old) vs {r['agents']['new']} (new); `memstore harmonize` "
-                 "proposes a resolution"))
+        hint = "; `memstore harmonize` proposes a resolution" if r["state"] == "open" else ""
+        out(safe(f"  agents: {r['agents']['old']} (old) vs {r['agents']['new']} (new){hint}"))
     old, new = r["records"]["old"], r["records"]["new"]
     rows = [("", "old", "new")]
     for label, get in (

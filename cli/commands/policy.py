@@ -74,7 +74,7 @@ class _Add(TyperCommand):
         try:
             return super().parse_args(ctx, args)
         except click.MissingParameter:
-            raise UsageError('policy add needs a rule, --direction avoid|repeat and --author NAME: '
+            raise UsageError('policy add needs a rule, --direction avoid|repeat and --author NAME (or --agent): '
                              'memstore policy add "RULE" --direction avoid --author NAME') from None
 
 
@@ -96,16 +96,18 @@ def add(
     author: Annotated[str | None, typer.Option(help="Who wrote it (default: the --agent).")] = None,
     subject: Annotated[str | None, typer.Option(help="What it is about (its cause).")] = None,
     domain: Annotated[str | None, typer.Option(help="Scope (e.g. eng).")] = None,
-    source: Annotated[str, typer.Option(help="human or agent (sets the initial confidence).")] = "human",
+    source: Annotated[str | None, typer.Option(help="human or agent (sets the initial confidence; default: "
+                                                  "agent with --agent, else human).")] = None,
     now: NowOpt = None,
     json: JsonOpt = False,
 ) -> None:
     from memstore import writes
 
-    if source not in ("human", "agent"):
+    if source is not None and source not in ("human", "agent"):
         raise UsageError(f"--source {source!r} is not one of: human, agent")
     e = env(now)
     author = author or e.agent
+    source = source or ("agent" if e.agent else "human")
     if author is None:
         raise UsageError("a policy needs an author: --author NAME (who wrote it)")
     access = e.access
