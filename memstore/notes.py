@@ -20,10 +20,9 @@ def updated(old: str, text: str, mode: str) -> str:
     if not isinstance(text, str) or "\x00" in text:
         raise UsageError("notes must be text (no NUL bytes)")
     text = text.strip("\n")
-    if mode == "set":
-        new = text.strip() and text
-    else:
-        new = f"{old}\n{text}" if old and text.strip() else (old or text)
+    if not text.strip():
+        text = ""  # white space alone says nothing: set clears, append adds nothing
+    new = text if mode == "set" else f"{old}\n{text}" if old and text else (old or text)
     if len(new) > MAX_CHARS:
         raise UsageError(f"working memory would be {len(new):,} characters; the limit is {MAX_CHARS:,} "
                          "(it is sent with every prompt: keep what you are in the middle of, and "

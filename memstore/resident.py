@@ -35,9 +35,11 @@ class Resident:
         # restored by cp -p, two edits within one tick of the file system's clock) must hold
         text = self.layout.read_config_text()
         if self._config is None or text != self._config_text:
-            self._config = load_config(text)
+            config = load_config(text)
+            if self._config is not None and config["embedder"] != self._config["embedder"]:
+                self._ix = None  # another embedder: its vectors are another index (a grant edit keeps them)
+            self._config = config
             self._config_text = text
-            self._ix = None  # the embedder may have changed
         return self._config
 
     def indexes(self):

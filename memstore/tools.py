@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from .access import access_for, check_agent, check_slug, repo_domain
-from .errors import PermissionDenied, UsageError
+from .errors import NonMonotonicTime, PermissionDenied, UsageError
 from .timeutil import format_ts, parse_instant
 
 _STR = {"type": "string"}
@@ -162,8 +162,14 @@ def call(resident, name: str, args: dict, *, now: str, agent: str | None = None)
     agent = args.pop("agent", agent)
     if agent is not None:
         check_agent(agent, "agent")
+    if args.get("kind") == "policy" and name in ("remember", "propose_fact", "supersede_fact"):
+        raise UsageError(f"{name}: a policy is written with propose_policy (a rule and a direction)")
     config = resident.config
-    return _HANDLERS[name](_Call(resident, config, now, agent, access_for(config, agent)), args)
+    try:
+        return _HANDLERS[name](_Call(resident, config, now, agent, access_for(config, agent)), args)
+    except NonMonotonicTime:  # the CLI's wording names --allow-past, which no tool takes
+        raise NonMonotonicTime(f"{name}: now {now} is earlier than the store's latest record; a write "
+                               "moves forward in time (give a later now, or none for the clock)") from None
 
 
 class _Call:
