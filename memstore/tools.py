@@ -266,8 +266,13 @@ def _search(c: _Call, a: dict) -> dict:
     req = build_request(fields, c.now)
     voices = _MODES[a.get("mode", "hybrid")]
     req = replace(req, access=c.access, **({"voices": voices} if voices else {}))
-    result = recall(req, c.resident.indexes(), now=c.now, config=c.config)
+    ix = c.resident.indexes()
+    result = recall(req, ix, now=c.now, config=c.config)
     ids = [r["id"] for r in result["results"]]
+    held = ix.records.get(ids)
+    for r in result["results"]:  # an agent needs the scope (its repo's or the workspace's) and the writer
+        m = held.get(r["id"])
+        r["domain"], r["agent"] = (m.domain, m.agent) if m is not None else (None, None)
     if ids and a.get("touch", True) and req.as_of is None:
         try:  # best effort, as the CLI's: a busy store costs the usage record, not the answer
             writes.record_usage(c.layout, ids, req.query, now=c.now, lock_wait=1.0, agent=c.agent)
