@@ -11,6 +11,7 @@ import re
 _DIGIT_OR_JA = re.compile(r"[\d日月年週朝夜晩時分]|おとと")
 _DIGITS = b"0123456789"
 _YEARISH = re.compile(rb"\d{4}")
+_ABBREVIATED = re.compile(rb"(?i)jan|feb|mar|apr|jun|jul|aug|sep|oct|nov|dec")
 
 
 def may_hold_time(text: str) -> bool:
@@ -23,8 +24,9 @@ def may_hold_time(text: str) -> bool:
         raw = text.encode()
         # a digit alone is not enough: every English expression with digits and no time word
         # holds a year (2020, 2024-04-05, 2026-W23); "note number 3" must not load the grammar
-        if len(raw.translate(None, _DIGITS)) != len(raw) and _YEARISH.search(raw):
-            return True
+        if len(raw.translate(None, _DIGITS)) != len(raw):
+            if _YEARISH.search(raw) or _ABBREVIATED.search(raw):  # "Jan 5", "1 JAN": a day in a month
+                return True
     elif _DIGIT_OR_JA.search(text):
         return True
     s = text.lower()

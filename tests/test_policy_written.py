@@ -89,7 +89,7 @@ def test_what_a_policy_needs_is_an_error_not_an_inert_record(tmp_path):
     rc, out, err = _add(store, "--direction", "sideways", "--author", "maria")
     assert (rc, err) == (2, "Error: --direction 'sideways' is not one of: avoid, repeat (or mitigate, reinforce)\n")
     rc, out, err = _add(store, "--author", "maria")
-    assert (rc, err) == (2, 'Error: policy add needs a rule, --direction avoid|repeat and --author NAME: '
+    assert (rc, err) == (2, 'Error: policy add needs a rule, --direction avoid|repeat and --author NAME (or --agent): '
                             'memstore policy add "RULE" --direction avoid --author NAME\n')
     rc, out, err = cli("--store", store, "policy", "retire", "m0000000000000000", "--now", T)
     assert (rc, err) == (1, "Error: no policy with id 'm0000000000000000'; list them with `memstore policy list`\n")

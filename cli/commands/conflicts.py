@@ -174,8 +174,10 @@ def _with_records(r: dict, state) -> dict:
         sides[side] = None if m is None else {
             k: v for k, v in memory_to_dict(m).items()
             if k in ("id", "key", "text", "subject", "domain", "kind", "source", "confidence", "recorded_at",
-                     "occurred_at", "status", "invalid_at", "superseded_by", "level", "direction", "agent")
+                     "occurred_at", "status", "invalid_at", "superseded_by", "level", "direction")
         }
+        if m is not None and m.agent is not None:  # who holds it, when an agent wrote it
+            sides[side]["agent"] = m.agent
     return {**r, "records": sides}
 
 
