@@ -54,6 +54,11 @@ def run_stage(name: str, *, now: str | None, json: bool, dry_run: bool, embedder
         kw["embedder"] = CachedEmbedder(inner, EmbeddingCache(cache_dir(), inner.name, inner.dim))
     done = getattr(writes, name)(e.layout, now=e.now, config=e.config, dry_run=dry_run, **kw)
     state, events, seqs = done.state, done.events, done.seqs
+    if e.access is not None:  # the stage maintains the whole store; an agent hears only of what it may read
+        from memstore.access import event_visible, hidden_ids
+
+        hidden = hidden_ids(state, e.access)
+        events = [ev for ev in events if event_visible(ev, e.access, hidden)]
     counts: dict[str, int] = {}
     for ev in events:
         counts[ev["op"]] = counts.get(ev["op"], 0) + 1

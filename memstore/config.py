@@ -327,8 +327,9 @@ def toml_value(v) -> str:
     """One value as TOML: true/false, a quoted string, or the number's repr."""
     if isinstance(v, bool):
         return "true" if v else "false"
-    if isinstance(v, str):
-        return '"' + v.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    if isinstance(v, str):  # control characters (DEL too) escaped: TOML forbids them raw in a string
+        escaped = v.replace("\\", "\\\\").replace('"', '\\"')
+        return '"' + "".join(f"\\u{ord(c):04x}" if ord(c) < 32 or ord(c) == 127 else c for c in escaped) + '"'
     return repr(v)
 
 

@@ -51,9 +51,12 @@ def _case(e: Memory) -> dict:
             "occurred_at": e.occurred_at, "status": e.status}
 
 
-def render(situation: str, now: str, matches: list[Match], evidence: dict[str, Memory]) -> dict:
+def render(situation: str, now: str, matches: list[Match], evidence: dict[str, Memory],
+           shown=None) -> dict:
     """The judge result object (`judge --json`): each policy with the outcomes on both sides
-    of its cause (``evidence`` supports it, ``against`` points the other way)."""
+    of its cause (``evidence`` supports it, ``against`` points the other way). ``shown``: the
+    ids an agent may read; its counts are of those alone."""
+    seen = (lambda ids: ids) if shown is None else (lambda ids: [i for i in ids if i in shown])  # noqa: E731
     return {
         "situation": situation,
         "now": now,
@@ -69,7 +72,7 @@ def render(situation: str, now: str, matches: list[Match], evidence: dict[str, M
                 "match": m.match,
                 "score": m.score,
                 "author": m.policy.author,
-                "counts": {"supporting": len(m.policy.derived_from), "against": len(m.policy.against)},
+                "counts": {"supporting": len(seen(m.policy.derived_from)), "against": len(seen(m.policy.against))},
                 "evidence": [_case(e) for i in m.policy.derived_from if (e := evidence.get(i)) is not None],
                 "against": [_case(e) for i in m.policy.against if (e := evidence.get(i)) is not None],
             }
@@ -130,4 +133,4 @@ def judge(ix, situation: str, *, now: str, config, domains=None, subjects=None, 
     matches = rank(policies, cosines, bm25, floor=floor, min_match=cfg["min_match"])[: k or cfg["k"]]
     evidence = ix.records.get(sorted({i for m in matches for i in (*m.policy.derived_from, *m.policy.against)}))
     evidence = {i: e for i, e in evidence.items() if readable(access, e)}
-    return render(situation, now, matches, evidence)
+    return render(situation, now, matches, evidence, None if access is None else set(evidence))

@@ -82,9 +82,9 @@ def add_policy(layout: Layout, rule: str, *, direction: str, author: str, now: s
 
 
 def retire_policy(layout: Layout, ref: str, *, now: str, reason: str | None = None,
-                  agent: str | None = None) -> Forgotten:
+                  agent: str | None = None, access=None) -> Forgotten:
     """A person retires a policy (learned or written): a forget of a policy record."""
-    return forget(layout, ref, now=now, reason=reason, policy=True, agent=agent)
+    return forget(layout, ref, now=now, reason=reason, policy=True, agent=agent, access=access)
 
 
 class StageRun(NamedTuple):
@@ -136,7 +136,7 @@ def forget(layout: Layout, ref: str, *, now: str, reason: str | None = None, pol
     def plan(view: LogView) -> Plan:
         memory = view.state().resolve(ref)
         if memory is not None and not readable(access, memory):
-            memory = None
+            memory = None  # a domain the agent may not read: as if it did not exist
         if policy and (memory is None or memory.level != "policy"):
             raise NotFound(f"no policy with id {ref!r}; list them with `memstore policy list`")
         if memory is None:

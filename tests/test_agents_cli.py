@@ -260,8 +260,6 @@ def test_a_bad_slug_is_refused_and_nothing_is_written(ag, store, slug):
     assert store_digest(store) == before
 
 
-@pytest.mark.xfail(strict=True, reason="recall's --repo error names the field 'repo' (the --batch line's name, "
-                   "from memstore.recall.request) where remember and preamble say '--repo'")
 def test_recall_names_the_repo_option_in_its_error(ag):
     ok(ag("remember", WS, "--now", T1))
     r = ag("recall", "deploy pipeline", "--repo", "bad slug", "--now", T2)

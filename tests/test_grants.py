@@ -148,8 +148,6 @@ def test_config_prints_the_tables_back_as_toml(tmp_path):
     assert cli("--store", again, "config") == (0, out, "")
 
 
-@pytest.mark.xfail(strict=True, reason="memstore.config.toml_value writes U+007F (DEL) raw inside a quoted "
-                   "key; TOML forbids it, so `memstore config` prints a file tomllib rejects")
 def test_config_output_with_a_del_character_in_a_domain_is_valid_toml(tmp_path):
     store = make_store(tmp_path / "s", HASHING + '[grants.intern]\n"a\\u007f" = "none"\n')
     rc, out, _ = cli("--store", store, "config")
@@ -349,9 +347,6 @@ def test_judge_leaves_out_a_none_policy_and_a_none_case_from_evidence(gs):
                                                  ids["Payroll friday deploy failed once more"]]
 
 
-@pytest.mark.xfail(strict=True, reason="memstore/judge.py counts a policy's evidence from derived_from before "
-                   "grants filter it: the role that may not read hr sees 'evidence: 3 for' with two cases listed "
-                   "(counts.supporting 3), which tells it a hidden case exists")
 def test_judge_counts_only_the_evidence_the_agent_may_read(gs):
     bob = json.loads(_read(gs, "bob", "judge", "deploy on friday", "--json", "--now", NOW))
     (eng,) = bob["policies"]
@@ -449,16 +444,11 @@ def test_the_server_tools_leave_out_a_none_domain(gs, tmp_path):
             if c["id"] == conflict["id"]] == ["open"]
 
 
-@pytest.mark.xfail(strict=True, reason="cli/commands/policy.py: `policy list` does not apply grants; an agent "
-                   "whose role has hr = none lists the hr policy's id and rule")
 def test_policy_list_leaves_out_a_none_domain(gs):
     hidden, texts = _hidden(gs)
     assert _leaks(_read(gs, "bob", "policy", "list", "--all", "--json", "--now", NOW), hidden, texts) == []
 
 
-@pytest.mark.xfail(strict=True, reason="memstore.writes.retire_policy takes no access: `memstore --agent bob "
-                   "policy retire ID` retires an hr policy bob may not read (and prints its id), where show and "
-                   "forget say it does not exist")
 def test_policy_retire_treats_a_none_policy_as_missing(gs):
     ref = _ids(gs)[H_RULE]
     before = sorted(p.read_bytes() for p in (gs / "log").glob("*.jsonl"))
@@ -466,9 +456,6 @@ def test_policy_retire_treats_a_none_policy_as_missing(gs):
     assert sorted(p.read_bytes() for p in (gs / "log").glob("*.jsonl")) == before
 
 
-@pytest.mark.xfail(strict=True, reason="consolidate (and distill) run as an agent print what they do to every "
-                   "record: ids and texts of a none domain reach the agent (they are the store's maintenance, "
-                   "applied to all of it; their report is not filtered)")
 def test_consolidate_run_by_an_agent_reports_nothing_from_a_none_domain(gs):
     _read(gs, "bob", "remember", H_FACT + " again", "--domain", "hr", "--kind", "fact", "--subject",
           "salary-bands", "--now", NOW)

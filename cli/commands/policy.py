@@ -132,12 +132,13 @@ def list_(
     now: NowOpt = None,
     json: JsonOpt = False,
 ) -> None:
+    from memstore.access import readable
     from memstore.store.open import load_state
 
     e = env(now)
     state, _ = load_state(e.layout)
     rows = [m for m in state.ordered() if m.level == "policy" and m.recorded_at <= e.now
-            and (all_ or m.status == "active")]
+            and (all_ or m.status == "active") and readable(e.access, m)]
     rows.sort(key=lambda m: (m.status != "active", -m.confidence, m.seq, m.id))
     result = {"at": e.now, "policies": [
         {"id": m.id, "rule": m.text, "direction": m.direction, "status": m.status, "confidence": m.confidence,
@@ -168,7 +169,7 @@ def retire(
     from memstore import writes
 
     e = env(now)
-    done = writes.retire_policy(e.layout, ref, now=e.now, reason=reason, agent=e.agent)
+    done = writes.retire_policy(e.layout, ref, now=e.now, reason=reason, agent=e.agent, access=e.access)
     if json:
         emit_json({"id": done.memory.id, "retired": done.changed})
         return

@@ -69,6 +69,10 @@ def run(
     from ..indexing import open_indexes
 
     format = output_format(format, json)
+    if repo is not None:
+        from memstore.access import check_slug
+
+        check_slug(repo)
     e = env(now)
     if batch is not None:
         if query is not None:
