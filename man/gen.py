@@ -12,7 +12,7 @@ What is generated, and from what:
   ``--help`` prints), EXAMPLES from its EPILOG, EXIT STATUS and SEE ALSO.
 - ``memstore-serve.1`` also gets the sections of EXTRA_SECTIONS: TOOLS from
   ``memstore.tools.TOOLS`` (each tool's description and every argument of its JSON
-  schema, with ARG_DOCS below where the schema has no description), then PROTOCOL, MCP
+  schema, each argument's description from the schema), then PROTOCOL, MCP
   CONFIGURATION (the README's JSON), TIME AND AGENT and ERRORS.
 - ``memstore.1``: the prose of ``memstore.1.in`` with the GLOBAL OPTIONS, the COMMANDS
   list and SEE ALSO filled in.
@@ -505,53 +505,6 @@ def render_command(cmd: Cmd, all_cmds: list[Cmd], version: str, date: str) -> st
 # What each tool argument means where memstore.tools' schema has no "description" of its
 # own (the schema's wins). Keyed (tool, argument), else ("*", argument); gen.py refuses
 # a tool argument documented in neither, so a new argument cannot go undocumented.
-ARG_DOCS: dict[tuple[str, str], str] = {
-    ("*", "domain"): "Scope (e.g. eng); with repo it becomes repo:<slug>/<domain>. Grants are per domain.",
-    ("*", "key"): "Your idempotency key or external id: the same key again changes nothing.",
-    ("*", "kind"): "The memory's kind.",
-    ("*", "topic"): "What it is about (stored as the subject).",
-    ("*", "text"): "The memory's text.",
-    ("remember", "kind"): "The memory's kind (one of KINDS); default: classified from the text.",
-    ("remember", "subject"): "Topic label: memories on one subject are consolidated together.",
-    ("remember", "actors"): "People or agents involved.",
-    ("remember", "outcome"): "One of OUTCOMES: outcomes on one cause become policies (distill).",
-    ("remember", "occurred_at"): "When it happened: 2020, 2020-06, 2020-06-07 or a full time; default: now.",
-    ("propose_fact", "content"): "The fact, in words.",
-    ("propose_fact", "confidence"): "Belief in it; default: the source's (an agent's 0.7).",
-    ("propose_policy", "rule"): "The rule, in words.",
-    ("propose_policy", "direction"): "avoid: a rule that prevents something (mitigate); repeat: a practice "
-                                     "to keep (reinforce).",
-    ("propose_policy", "domain"): "The policy's domain: the calling agent's role needs write on it.",
-    ("propose_policy", "topic"): "What it is about (its cause, stored as the subject).",
-    ("supersede_fact", "id"): "The memory to replace: its id or key (one the agent may read).",
-    ("supersede_fact", "content"): "The new statement; it keeps the old one's domain.",
-    ("supersede_fact", "topic"): "What it is about; default: the old one's subject.",
-    ("search_memory", "query"): "The question.",
-    ("search_memory", "mode"): "keyword: the lexical voice only; semantic: lexical and vectors, fused; "
-                               "hybrid (the default): all four voices.",
-    ("search_memory", "k"): "How many results; default: recall.k (10).",
-    ("search_memory", "domain"): "Only these domains, exactly.",
-    ("search_memory", "subject"): "Only these subjects.",
-    ("search_memory", "kind"): "Only these kinds.",
-    ("search_memory", "actor"): "Only memories involving these actors.",
-    ("search_memory", "during"): "Only this time: 2026-06, 2026-W23, 2026-06-07, 'last week', 先週.",
-    ("search_memory", "as_of"): "What was believed at this time (ISO 8601), superseded memories included.",
-    ("preamble", "task"): "The task at hand; facts are looked up only for a task of at least "
-                          "recall.preamble_min_query (20) characters.",
-    ("preamble", "semantic"): "Find the facts with every voice, not by keyword alone; default false.",
-    ("judge", "situation"): "The decision at hand.",
-    ("judge", "k"): "At most this many policies; default: judge.k.",
-    ("list_conflicts", "all"): "Every conflict, with how it ended; default false: the open ones.",
-    ("resolve_conflict", "id"): "The conflict's id (list_conflicts).",
-    ("resolve_conflict", "keep"): "new or old: the other side is superseded; both (they do not contradict) "
-                                  "or dismiss: both stay, never flagged again.",
-    ("resolve_conflict", "note"): "Why; stored as the resolution's reason.",
-    ("harmonize", "apply"): "Record the proposals as resolutions; default false: only propose.",
-    ("forget", "id"): "The memory: its id or key.",
-    ("forget", "reason"): "Why; kept in the log.",
-    ("update_my_notes", "text"): "The text; required unless mode is clear.",
-    ("update_my_notes", "mode"): "set (replace; the default), append (add a line) or clear.",
-}
 
 SERVE_PROTOCOL = """\
 Over MCP (the default), memstore speaks the Model Context Protocol on standard input
@@ -621,10 +574,10 @@ SERVE_ERRORS = [
 def _arg_doc(tool: str, name: str, spec: dict) -> str:
     from memstore.model import KINDS, OUTCOMES
 
-    doc = spec.get("description") or ARG_DOCS.get((tool, name)) or ARG_DOCS.get(("*", name))
+    doc = spec.get("description")
     if not doc:
         raise SystemExit(f"man/gen.py: tool argument {tool}.{name} has no description (give it one in "
-                         "memstore.tools or in ARG_DOCS in man/gen.py)")
+                         "memstore.tools._ARGUMENT_DOCS)")
     kinds = ", ".join(k for k in KINDS if k != "policy")  # a policy is propose_policy's
     return doc.replace("KINDS", kinds).replace("OUTCOMES", ", ".join(OUTCOMES))
 

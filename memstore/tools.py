@@ -107,6 +107,72 @@ TOOLS: dict[str, dict] = {
 }
 
 
+# What each argument means, for the model reading the schema (MCP clients show it) and for
+# memstore-serve(1). ("*", NAME): any tool's NAME without its own entry.
+_ARGUMENT_DOCS: dict[tuple[str, str], str] = {
+    ("*", "domain"): "Scope (e.g. eng); with repo it becomes repo:<slug>/<domain>. Grants are per domain.",
+    ("*", "key"): "Your idempotency key or external id: the same key again changes nothing.",
+    ("*", "kind"): "The memory's kind.",
+    ("*", "topic"): "What it is about (stored as the subject).",
+    ("*", "text"): "The memory's text.",
+    ("remember", "kind"): "The memory's kind (one of KINDS); default: classified from the text.",
+    ("remember", "subject"): "Topic label: memories on one subject are consolidated together.",
+    ("remember", "actors"): "People or agents involved.",
+    ("remember", "outcome"): "One of OUTCOMES: outcomes on one cause become policies (distill).",
+    ("remember", "occurred_at"): "When it happened: 2020, 2020-06, 2020-06-07 or a full time; default: now.",
+    ("propose_fact", "content"): "The fact, in words.",
+    ("propose_fact", "confidence"): "Belief in it; default: the source's (an agent's 0.7).",
+    ("propose_policy", "rule"): "The rule, in words.",
+    ("propose_policy", "direction"): "avoid: a rule that prevents something (mitigate); repeat: a practice "
+                                     "to keep (reinforce).",
+    ("propose_policy", "domain"): "The policy's domain: the calling agent's role needs write on it.",
+    ("propose_policy", "topic"): "What it is about (its cause, stored as the subject).",
+    ("supersede_fact", "id"): "The memory to replace: its id or key (one the agent may read).",
+    ("supersede_fact", "content"): "The new statement; it keeps the old one's domain.",
+    ("supersede_fact", "topic"): "What it is about; default: the old one's subject.",
+    ("search_memory", "query"): "The question.",
+    ("search_memory", "mode"): "keyword: the lexical voice only; semantic: lexical and vectors, fused; "
+                               "hybrid (the default): all four voices.",
+    ("search_memory", "k"): "How many results; default: recall.k (10).",
+    ("search_memory", "domain"): "Only these domains, exactly.",
+    ("search_memory", "subject"): "Only these subjects.",
+    ("search_memory", "kind"): "Only these kinds.",
+    ("search_memory", "actor"): "Only memories involving these actors.",
+    ("search_memory", "during"): "Only this time: 2026-06, 2026-W23, 2026-06-07, 'last week', 先週.",
+    ("search_memory", "as_of"): "What was believed at this time (ISO 8601), superseded memories included.",
+    ("preamble", "task"): "The task at hand; facts are looked up only for a task of at least "
+                          "recall.preamble_min_query (20) characters.",
+    ("preamble", "semantic"): "Find the facts with every voice, not by keyword alone; default false.",
+    ("judge", "situation"): "The decision at hand.",
+    ("judge", "k"): "At most this many policies; default: judge.k.",
+    ("list_conflicts", "all"): "Every conflict, with how it ended; default false: the open ones.",
+    ("resolve_conflict", "id"): "The conflict's id (list_conflicts).",
+    ("resolve_conflict", "keep"): "new or old: the other side is superseded; both (they do not contradict) "
+                                  "or dismiss: both stay, never flagged again.",
+    ("resolve_conflict", "note"): "Why; stored as the resolution's reason.",
+    ("harmonize", "apply"): "Record the proposals as resolutions; default false: only propose.",
+    ("forget", "id"): "The memory: its id or key.",
+    ("forget", "reason"): "Why; kept in the log.",
+    ("update_my_notes", "text"): "The text; required unless mode is clear.",
+    ("update_my_notes", "mode"): "set (replace; the default), append (add a line) or clear.",
+}
+
+
+def _describe() -> None:
+    from .model import KINDS, OUTCOMES
+
+    kinds = ", ".join(k for k in KINDS if k != "policy")  # a policy is propose_policy's
+    for tool, spec in TOOLS.items():
+        for arg, prop in spec["schema"]["properties"].items():
+            doc = _ARGUMENT_DOCS.get((tool, arg)) or _ARGUMENT_DOCS.get(("*", arg))
+            if doc and "description" not in prop:
+                doc = doc.replace("KINDS", kinds).replace("OUTCOMES", ", ".join(OUTCOMES))
+                spec["schema"]["properties"][arg] = {**prop, "description": doc}
+
+
+_describe()
+
+
 def _check(name: str, args: dict) -> None:
     """The arguments against the tool's schema: types, enums, ranges, unknown names."""
     schema = TOOLS[name]["schema"]
