@@ -217,8 +217,10 @@ def _reinstate_event(s: State, e: dict) -> None:
 
 
 def _import(s: State, e: dict) -> None:
-    """A record restored from a state export, exactly as it was (its seq included)."""
-    m = memory_from_dict(e["memory"])
+    """A record restored from a state export, as it was, at this log's position: its seq is
+    the import event's (as for every record), never the source store's, which may repeat a
+    seq this store has already used (the indexes find records by seq)."""
+    m = memory_from_dict({**e["memory"], "seq": e["seq"]})
     if m.id not in s.memories:
         s.memories[m.id] = m
         if m.key is not None:

@@ -582,11 +582,6 @@ def test_nothing_in_a_none_domain_reaches_the_role(table, mems):
 
 # --------------------------------------------------------------------------- found on the way
 
-@pytest.mark.xfail(strict=True, reason="memstore.exchange.plan_state imports a state export's records with the "
-                   "seq they had in the source store (fold._import keeps it), so importing into a store that "
-                   "already holds records repeats seqs: recall does not find the imported records, and a later "
-                   "read (or reindex) fails with 'cannot update the indexes ... vectors must be added in "
-                   "ascending seq order'")
 def test_a_state_export_imports_into_a_store_that_holds_records(tmp_path):
     a, b = make_store(tmp_path / "a"), make_store(tmp_path / "b")
     for text in ("alpha one fact here", "alpha two fact here"):
