@@ -16,7 +16,7 @@ from ..model import Memory, memory_from_dict, memory_to_dict
 from .lexical import time_order
 from .terms import any_of
 
-FORMAT = "memstore-records/3"
+FORMAT = "memstore-records/4"  # /4: imported records at their import event's seq, and the agent field
 # graph edges and the mutable fields; cue filtering itself runs in the lexical index
 DIMENSIONS = ("subject", "status", "level", "tier")
 
