@@ -449,7 +449,7 @@ def test_bulk_every_error_is_listed_with_its_line_number(ms, seeded, tmp_path):
         {"text": "fine too", "importance": 5},
         {"txt": "typo"},
         [1, 2],
-        {"text": ""},
+        {"text": "", "kind": "memo"},
         {"text": "x", "kind": "memo"},
     )
     known = ("text, kind, subject, domain, actors, outcome, occurred_at, confidence, source, key, tier, "
@@ -460,9 +460,28 @@ def test_bulk_every_error_is_listed_with_its_line_number(ms, seeded, tmp_path):
         f"  {bulk}:4: importance 5 is out of range; use a number from 0 to 1\n"
         f"  {bulk}:5: unknown field 'txt'; known fields: {known}\n"
         f"  {bulk}:6: expected a JSON object with a \"text\" field\n"
-        f"  {bulk}:7: text is empty; give the memory's text as an argument or on stdin\n"
+        f"  {bulk}:7: kind 'memo' is not one of: note, meeting, decision, incident, deal, preference, "
+        "definition, fact, plan, procedure, disambiguation, policy\n"
         f"  {bulk}:8: kind 'memo' is not one of: note, meeting, decision, incident, deal, preference, "
         "definition, fact, plan, procedure, disambiguation, policy\n"))
+
+
+def test_bulk_skips_empty_messages_with_a_count(ms, seeded, tmp_path):
+    """Chat exports hold empty and white-space messages: each is answered '-' (skip) and
+    counted, the rest is written; a file of nothing else writes nothing."""
+    bulk = write_jsonl(tmp_path / "chat.jsonl", {"text": "We met Dana at the lake", "key": "t1"},
+                       {"text": "  \n ", "key": "t2"}, {"text": ""}, {"text": "She loves kayaking", "key": "t3"})
+    r = ms("remember", "--jsonl", str(bulk))
+    assert (r.rc, r.err) == (0, "2 add, 2 skip (2 empty message(s))\n")
+    ids = r.out.splitlines()
+    assert ids[1:3] == ["-", "-"] and ids[0] == memory_id("We met Dana at the lake", None, None)
+    assert len(log_lines(seeded)) == 3  # the seeded memory and the two messages with words
+    r = ms("remember", "--jsonl", str(bulk), "--json", now=LATER)
+    assert [(row["action"], row["key"]) for row in map(json.loads, r.out.splitlines())] == [
+        ("noop", "t1"), ("skip", "t2"), ("skip", None), ("noop", "t3")]  # the same keys again
+    only = write_jsonl(tmp_path / "blank.jsonl", {"text": " "}, {"text": ""})
+    fails(ms, seeded, "remember", "--jsonl", str(only), rc=2,
+          err=f"Error: --jsonl {only} holds no memories (2 empty message(s) skipped); nothing was written\n")
 
 
 def test_bulk_empty_and_missing_files(ms, seeded, tmp_path):

@@ -1,7 +1,7 @@
 import gc
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, NamedTuple
 
 import typer
 
@@ -20,8 +20,12 @@ classifier. The same text (with the same subject and domain) again reinforces
 the existing memory instead of adding a copy; the same --key again is a no-op
 that prints the same id.
 
+--jsonl writes every line or none: one bad line refuses the file, naming each bad
+line. A line whose text is empty or only white space (chat exports hold them) is not
+an error: it is skipped and counted.
+
 Prints the memory's id (one per input line with --jsonl; '-' for a skipped
-greeting), or records with --json."""
+greeting or empty message), or records with --json."""
 
 EPILOG = """\b
 Examples:
@@ -102,9 +106,14 @@ def _commit(e, drafts, allow_past: bool, json: bool) -> None:
     from memstore import writes
     from memstore.model import memory_to_dict
 
+    rows = drafts
+    drafts = [d for d in rows if not isinstance(d, EmptyRow)]
     if e.agent is not None:  # an agent's word starts at the agent's veracity unless it says otherwise
         drafts = [d if d.source else replace(d, source="agent") for d in drafts]
-    decisions = writes.remember(e.layout, drafts, now=e.now, config=e.config, allow_past=allow_past, agent=e.agent)
+    written = iter(writes.remember(e.layout, drafts, now=e.now, config=e.config, allow_past=allow_past,
+                                   agent=e.agent))
+    decisions = [_SKIPPED_EMPTY if isinstance(d, EmptyRow) else next(written) for d in rows]
+    drafts = rows
     if json:
         emit_jsonl(_result(o, d.key, memory_to_dict) for o, d in zip(decisions, drafts, strict=True))
         return
@@ -121,7 +130,9 @@ def _commit(e, drafts, allow_past: bool, json: bool) -> None:
         counts = {}
         for o in decisions:
             counts[o.action] = counts.get(o.action, 0) + 1
-        note(", ".join(f"{n} {a}" for a, n in sorted(counts.items())))
+        empty = sum(o is _SKIPPED_EMPTY for o in decisions)
+        note(", ".join(f"{n} {a}" for a, n in sorted(counts.items()))
+             + (f" ({empty} empty message(s))" if empty else ""))
 
 
 @contextmanager
@@ -135,6 +146,18 @@ def _gc_paused():
     finally:
         if enabled:
             gc.enable()
+
+
+class _Skipped(NamedTuple):
+    """What an empty row is answered with (shaped as memstore.remember.WriteDecision)."""
+
+    action: str = "skip"
+    id: None = None
+    memory: None = None
+    reason: str = "empty message"
+
+
+_SKIPPED_EMPTY = _Skipped()
 
 
 def _result(o, key, to_dict) -> dict:
@@ -158,6 +181,7 @@ def _read_bulk(path: Path, max_chars: int):
     except OSError as exc:
         raise UsageError(f"cannot read --jsonl {name}: {exc.strerror}") from None
     drafts, errors = [], []
+    empty = 0
     for n, line in enumerate(data.split(b"\n"), start=1):
         if not line.strip():
             continue
@@ -165,6 +189,11 @@ def _read_bulk(path: Path, max_chars: int):
         try:
             line.decode("utf-8")
             obj = loads(line)
+            if _empty_message(obj):  # chat exports hold them: skipped and counted, never fatal
+                validate({**obj, "text": "-"}, max_chars=max_chars, where=where)  # its other fields still count
+                drafts.append(EmptyRow(obj.get("key")))
+                empty += 1
+                continue
             drafts.append(validate(obj, max_chars=max_chars, where=where))
         except UnicodeDecodeError:
             errors.append(f"{where}not valid UTF-8")
@@ -176,6 +205,18 @@ def _read_bulk(path: Path, max_chars: int):
         more = f" ({len(errors) - 1} more line(s) with errors below)" if len(errors) > 1 else ""
         rest = "".join(f"\n  {extra}" for extra in errors[1:20])
         raise UsageError(f"{errors[0]}; nothing was written{more}{rest}")
-    if not drafts:
-        raise UsageError(f"--jsonl {name} holds no memories; nothing was written")
+    if len(drafts) == empty:
+        skipped = f" ({empty} empty message(s) skipped)" if empty else ""
+        raise UsageError(f"--jsonl {name} holds no memories{skipped}; nothing was written")
     return drafts
+
+
+class EmptyRow(NamedTuple):
+    """A bulk row whose text is empty or white space: answered as skipped, written nowhere."""
+
+    key: str | None
+
+
+def _empty_message(obj) -> bool:
+    """A row that is a message with nothing in it (every other field is checked as usual)."""
+    return isinstance(obj, dict) and isinstance(obj.get("text"), str) and not obj["text"].strip()
