@@ -19,7 +19,7 @@ the store's owner: grants do not apply to them.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 from .errors import UsageError
 
@@ -69,9 +69,16 @@ class Access:
     agent: str
     role: str
     grants: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = ()
+    # domain -> level, filled as asked: recall checks every candidate, log and export every record
+    _memo: dict = field(default_factory=dict, compare=False, hash=False, repr=False)
 
     def level(self, domain: str | None) -> str | None:
         """The grant row that applies to ``domain`` (None: no row)."""
+        if domain not in self._memo:
+            self._memo[domain] = self._lookup(domain)
+        return self._memo[domain]
+
+    def _lookup(self, domain: str | None) -> str | None:
         table = dict(self.grants)
         _slug, base = split_domain(domain)
         names = [n for n in dict.fromkeys((domain or "", base or "", "*")) if n]
