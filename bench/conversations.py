@@ -24,9 +24,10 @@ lies mid-conversation sees only memories recorded by then (recall's own rule), b
 (expiry, supersession) as they stand at the end.
 
 --conversations N runs the first N conversations; --only picks some by id. --jobs runs that many
-conversations at once (one process each). --keep DIR (must not exist) keeps every store, the
-question file and results.jsonl (per question and configuration: the evidence ranks and the top
-10 keys). --misses N prints N missed questions per category (full configuration) with their
+conversations at once (one process each). --keep DIR (must not exist) keeps every store (DIR/c01),
+the batch file, results.jsonl (per question and configuration: the evidence ranks and the top 10
+keys) and DIR/c01-eval.jsonl, the answerable questions as `memstore eval` reads them:
+    memstore --store DIR/c01 eval DIR/c01-eval.jsonl [--voice lexical] --misses N prints N missed questions per category (full configuration) with their
 evidence and what came back instead. --json prints the figures as one JSON object. An explicit
 benchmark, not part of the test suite (tests/test_conversations_data.py replays a small part).
 """
@@ -149,6 +150,11 @@ def run_one(args: tuple) -> dict:
     info = replay(store, turns)
     t1 = time.perf_counter()
     rows = ask(store, questions, Path(base) / f"{cid}-questions.jsonl")
+    with open(Path(base) / f"{cid}-eval.jsonl", "w", encoding="utf-8") as fh:  # for `memstore eval` on the kept store
+        for q in questions:
+            if q["evidence"]:
+                fh.write(json.dumps({"query": q["question"], "now": q["now"], "keys": q["evidence"],
+                                     "category": q["category"], "id": q["id"]}, ensure_ascii=False) + "\n")
     t2 = time.perf_counter()
     info.update(conversation=cid, turns=len(turns), questions=len(questions), replay_s=round(t1 - t0, 1),
                 recall_s=round(t2 - t1, 1), recalls=len(rows))
