@@ -340,9 +340,9 @@ def _search(c: _Call, a: dict) -> dict:
         m = held.get(r["id"])
         r["domain"], r["agent"] = (m.domain, m.agent) if m is not None else (None, None)
     if ids and a.get("touch", True) and req.as_of is None:
-        try:  # best effort, as the CLI's: a busy store costs the usage record, not the answer
+        try:  # best effort, as the CLI's: a busy store or a past now costs the usage record, not the answer
             writes.record_usage(c.layout, ids, req.query, now=c.now, lock_wait=1.0, agent=c.agent)
-        except StoreBusy:
+        except (StoreBusy, NonMonotonicTime):
             pass
     return result
 

@@ -69,7 +69,11 @@ def file_list(layout: Layout, name: str, previous) -> dict[str, list]:
         st = p.stat()
         was = old.get(p.name)
         known = isinstance(was, list) and len(was) == 3 and isinstance(was[2], str)
-        if _SEGMENT.match(p.name) and known and was[:2] == [st.st_size, st.st_mtime_ns]:
+        # an unchanged segment keeps its hash, and so does any big file unchanged since (the
+        # USearch file, 1.1 GB at 1M: hashing it again cost every catch-up seconds); small
+        # files that are rewritten in place (meta.json) are cheap to hash again
+        unchanged = known and was[:2] == [st.st_size, st.st_mtime_ns]
+        if unchanged and (_SEGMENT.match(p.name) or st.st_size > _BLOCK):
             sha = was[2]
         else:  # an append-only file extends its previous digest: a catch-up hashes what it added
             sha = _digest(p, was[2] if known and type(was[0]) is int and was[0] <= st.st_size else None)

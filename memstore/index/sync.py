@@ -26,6 +26,7 @@ import os
 import shutil
 import sys
 import tempfile
+from collections.abc import Iterator
 from contextlib import contextmanager
 from itertools import islice
 from pathlib import Path
@@ -455,7 +456,7 @@ def _catch_up(layout, mark, rec, lex, vec, embedder, cache, progress) -> int:
     """Apply the events after ``mark``; return the new watermark (0: nothing to do)."""
     if read_head(layout).seq <= mark:
         return 0
-    events = LogReader(layout).events(after_seq=mark)
+    events = _after(layout, mark)
     last = 0
     while chunk := list(islice(events, CHUNK)):
         _apply(chunk, mark, rec, lex, vec, embedder, cache, progress)
@@ -463,6 +464,25 @@ def _catch_up(layout, mark, rec, lex, vec, embedder, cache, progress) -> int:
     if last:
         vec.save()
     return last
+
+
+def _after(layout: Layout, mark: int) -> Iterator[dict]:
+    """The events after ``mark``, read from the byte after its line when the manifests' anchor
+    still locates it (reading the whole log to skip what is indexed made every catch-up O(n):
+    13 s a call at 1M for a server whose searches record their use); else the whole log."""
+    from itertools import chain
+
+    if mark:
+        anchor = (read_manifest(layout.manifest_path("records")) or {}).get("anchor")
+        if isinstance(anchor, dict) and anchor_problem(layout, anchor, mark) is None:
+            events = LogReader(layout).events(after_seq=mark, start=(anchor["file"],
+                                                                      anchor["start"] + anchor["length"] + 1))
+            first = next(events, None)
+            if first is None:
+                return iter(())
+            if first["seq"] == mark + 1:
+                return chain([first], events)
+    return LogReader(layout).events(after_seq=mark)
 
 
 def _apply(events: list[dict], mark: int, rec, lex, vec, embedder, cache, progress) -> None:

@@ -276,35 +276,54 @@ class LogReader:
         _SKIPPED[(str(path), line)] = problem
 
     def events(self, after_seq: int = 0, start: tuple[str, int] | None = None) -> Iterator[dict]:
-        for event, (path, n), problem in in_order(self._lines(start), after_seq):
+        """Events after ``after_seq``; ``start`` (file name, byte offset): read from there, never
+        the bytes before it (a catch-up or a snapshot's tail costs what was appended)."""
+        for event, (path, n, offset), problem in in_order(self._lines(start), after_seq):
             if event is None:
-                self._skip(path, n, problem)
+                self._skip(path, n + _lines_before(path, offset), problem)
             else:
                 yield event
 
     def _lines(self, start: tuple[str, int] | None) -> Iterator[tuple[dict | None, tuple, str | None]]:
-        """(event or None, (path, line number), why it is skipped) for every complete line."""
+        """(event or None, (path, line number after offset, offset), why it is skipped) for every
+        complete line; a line's number in its file is counted only for a problem's report."""
         files = log_files(self.layout)
         if start is not None:
             files = [p for p in files if p.name >= start[0]]
         for index, path in enumerate(files):
+            offset = start[1] if start is not None and path.name == start[0] else 0
             try:
-                data = path.read_bytes()
+                with open(path, "rb") as f:
+                    f.seek(offset)
+                    data = f.read()
             except OSError as exc:
-                yield None, (path, 0), f"cannot be read ({exc.strerror})"
+                yield None, (path, 0, 0), f"cannot be read ({exc.strerror})"
                 continue
-            base_line = 0
-            if start is not None and path.name == start[0]:
-                base_line = data.count(b"\n", 0, start[1])
-                data = data[start[1]:]
             lines = data.split(b"\n")
             tail = lines.pop()  # after the final newline: b"" or a torn fragment
             if tail and index == len(files) - 1:  # never acknowledged: the next writer quarantines it
-                self.problems.append(LogProblem(path, base_line + len(lines) + 1, "torn final line (ignored)"))
+                self.problems.append(LogProblem(path, len(lines) + 1 + _lines_before(path, offset),
+                                                "torn final line (ignored)"))
             elif tail:
-                yield None, (path, base_line + len(lines) + 1), "incomplete line before a later file"
-            for n, event, problem in parsed(lines, base_line + 1):
-                yield event, (path, n), problem
+                yield None, (path, len(lines) + 1, offset), "incomplete line before a later file"
+            for n, event, problem in parsed(lines):
+                yield event, (path, n, offset), problem
+
+
+def _lines_before(path: Path, offset: int) -> int:
+    """How many lines end before byte ``offset`` of ``path`` (read in blocks, only to number
+    a damaged line for its report)."""
+    if not offset:
+        return 0
+    count = 0
+    try:
+        with open(path, "rb") as f:
+            while offset > 0 and (block := f.read(min(offset, 1 << 20))):
+                count += block.count(b"\n")
+                offset -= len(block)
+    except OSError:
+        return 0
+    return count
 
 
 def parsed(lines: list[bytes], first: int = 1) -> Iterator[tuple[int, dict | None, str | None]]:
