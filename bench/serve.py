@@ -43,6 +43,17 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from recall import QUERIES, build  # noqa: E402  (bench/recall.py: the same stores and questions)
 
 NOW = "2026-12-31T00:00:00Z"
+
+
+def set_now(store: Path) -> None:
+    """Every call's now: NOW, or the store's latest record time when a reused store has moved
+    past it (the probes write, and writes move forward in time)."""
+    global NOW
+    from memstore.store.layout import Layout
+    from memstore.store.log import read_head
+
+    at = read_head(Layout(store)).at
+    NOW = max("2026-12-31T00:00:00Z", at or "")
 MEMSTORE = shutil.which("memstore") or "memstore"
 
 
@@ -278,6 +289,7 @@ def main() -> None:
                 b["built"] = time.strftime("%Y-%m-%d %H:%M:%S")
                 built.write_text(json.dumps(b))
                 print(f"N={n:>8}: built in {time.perf_counter() - t:.0f} s", flush=True)
+            set_now(store)
             t = time.perf_counter()
             r = asyncio.run(measure(store, env, args.rounds, args.cli_runs, args.probes, use_mcp))
             if args.touch_calls:
