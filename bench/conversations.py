@@ -92,7 +92,7 @@ def _cli(*argv):
     return out
 
 
-def replay(store: Path, turns: list[dict]) -> dict:
+def replay(store: Path, turns: list[dict], sessions: bool = True) -> dict:
     """Write one conversation into a new store, session by session, with the nightly consolidate."""
     work = store.parent / f"{store.name}-sessions"
     work.mkdir()
@@ -105,7 +105,10 @@ def replay(store: Path, turns: list[dict]) -> dict:
             if not t["text"].strip():
                 empty += 1
                 continue
-            rows.append({"text": t["text"], "actor": t["speaker"], "key": t["turn"], "occurred_at": t["at"], "keep": True})
+            row = {"text": t["text"], "actor": t["speaker"], "key": t["turn"], "occurred_at": t["at"], "keep": True}
+            if sessions:  # the conversation's shape: recall reads a turn with its neighbours
+                row.update(session=t["session"], turn=int(t["turn"].rsplit("-t", 1)[1]))
+            rows.append(row)
         end = s[-1]["at"]
         path = work / f"{s[0]['session']}.jsonl"
         path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
@@ -142,12 +145,12 @@ def ask(store: Path, questions: list[dict], qfile: Path) -> list[dict]:
 
 
 def run_one(args: tuple) -> dict:
-    cid, turns, questions, embedder, base = args
+    cid, turns, questions, embedder, base, sessions = args
     from reliability_support import make_store
 
     store = make_store(Path(base) / cid, EMBEDDERS[embedder])
     t0 = time.perf_counter()
-    info = replay(store, turns)
+    info = replay(store, turns, sessions)
     t1 = time.perf_counter()
     rows = ask(store, questions, Path(base) / f"{cid}-questions.jsonl")
     with open(Path(base) / f"{cid}-eval.jsonl", "w", encoding="utf-8") as fh:  # for `memstore eval` on the kept store
@@ -265,6 +268,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--keep", type=Path, metavar="DIR", help="keep the stores and results here (a new directory)")
     ap.add_argument("--misses", type=int, default=0, metavar="N", help="print N missed questions per category")
     ap.add_argument("--json", action="store_true", help="print the figures as JSON")
+    ap.add_argument("--no-sessions", action="store_true",
+                    help="write turns without session and turn (no context step: the baseline)")
     args = ap.parse_args(argv)
     turns, questions = load()
     ids = sorted(turns)
@@ -286,7 +291,8 @@ def main(argv: list[str] | None = None) -> int:
         tmp = tempfile.TemporaryDirectory(prefix="memstore-conversations-")
         base = Path(tmp.name)
     t0 = time.perf_counter()
-    jobs = [(cid, turns[cid], [q for q in questions if q["conversation"] == cid], args.embedder, str(base)) for cid in ids]
+    jobs = [(cid, turns[cid], [q for q in questions if q["conversation"] == cid], args.embedder, str(base),
+             not args.no_sessions) for cid in ids]
     if args.jobs > 1:
         with ProcessPoolExecutor(max_workers=args.jobs) as pool:
             results = list(pool.map(run_one, jobs))

@@ -160,6 +160,11 @@ class Memory:
         "other way (derived_from holds those that support it); judge shows both sides."))
     author: str | None = _doc(None, doc=(
         "Policies written directly (memstore policy add): who wrote it (--author); else null."))
+    session: str | None = _doc(None, doc=(
+        "The conversation (session or thread) it was said in (--session), else null; with turn, "
+        "recall reads a turn with its neighbours."))
+    turn: int | None = _doc(None, doc=(
+        "Its position in that session (--turn: 0, 1, 2, ...), else null."))
     agent: str | None = _doc(None, doc=(
         "The agent whose write created it (--agent, MEMSTORE_AGENT, or the server's agent); null "
         "for a write without one (a person, cron). Harmonize names both agents of a conflict by it."))
@@ -183,8 +188,9 @@ def log_record(m: Memory) -> dict:
     unless an agent wrote it (the transaction stamps that; logs without agents stay as they were)."""
     d = memory_to_dict(m)
     del d["seq"]
-    if d["agent"] is None:
-        del d["agent"]
+    for name in ("agent", "session", "turn"):  # logs that do not use them stay as they were
+        if d[name] is None:
+            del d[name]
     return d
 
 

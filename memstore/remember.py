@@ -26,7 +26,7 @@ from .timeutil import (
 )
 
 FIELDS = {"text", "kind", "subject", "domain", "actors", "actor", "outcome", "occurred_at",
-          "confidence", "source", "key", "tier", "keep", *AXES}
+          "confidence", "source", "key", "tier", "keep", "session", "turn", *AXES}
 
 # An explicit kind sets the tier and prior salience the classifier would have given it (cue
 # words in the text raise the prior as they do for a classified memory).
@@ -51,6 +51,8 @@ class Draft:
     key: str | None = None
     tier: str | None = None
     keep: bool = False
+    session: str | None = None  # the conversation it was said in, and its turn there
+    turn: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,6 +62,18 @@ class WriteDecision:
     memory: Memory | None
     event: dict | None
     reason: str = ""
+
+
+def _turn(value, name: str, where: str) -> int | None:
+    """A turn's position in its session: a whole number from 0 (a CLI option arrives as text)."""
+    if value is None:
+        return None
+    if isinstance(value, str) and value.strip().isdigit():
+        value = int(value.strip())
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < 10**9:
+        raise UsageError(f"{where}{name} {value!r} must be a whole number from 0 (the turn's position "
+                         "in its session)")
+    return value
 
 
 def _label(value, name: str, where: str, limit: int = 200) -> str | None:
@@ -146,6 +160,7 @@ def _validate(obj, max_chars: int, where: str, nm) -> Draft:
         unknown = sorted(set(obj) - FIELDS)
         raise UsageError(f"{where}unknown field {unknown[0]!r}; known fields: text, kind, subject, "
                          "domain, actors, outcome, occurred_at, confidence, source, key, tier, keep, "
+                         "session, turn, "
                          + ", ".join(AXES))
     text = obj.get("text")
     if not isinstance(text, str):
@@ -196,6 +211,8 @@ def _validate(obj, max_chars: int, where: str, nm) -> Draft:
         key=_label(obj.get("key"), nm("key"), where),
         tier=_choice(obj.get("tier"), nm("tier"), ("short", "long"), where),
         keep=keep,
+        session=_label(obj.get("session"), nm("session"), where),
+        turn=_turn(obj.get("turn"), nm("turn"), where),
     )
 
 
@@ -244,6 +261,8 @@ def build(draft: Draft, now: str, config) -> Memory | None:
         valid_from=now,
         last_reinforced_at=now,
         expires_at=_expiry(now, ttl) if tier == "short" else None,
+        session=draft.session,
+        turn=draft.turn,
     )
 
 

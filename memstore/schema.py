@@ -211,6 +211,9 @@ def check_record(d, *, strict: bool = False, max_chars: int = MAX_TEXT) -> None:
         _ids(d.get(name), name)
     _label(d.get("author"), "author")
     _label(d.get("agent"), "agent")
+    _label(d.get("session"), "session")
+    if d.get("turn") is not None:
+        _count(d.get("turn"), "turn")
     _text(d.get("reason"), "reason", optional=True)
     if not isinstance(d.get("retired", False), bool):
         raise Bad(f"retired {_show(d.get('retired'))} must be true or false")

@@ -48,7 +48,8 @@ def state_rows(s: State) -> list[dict]:
 
 # Fields added after the first log format leave the digest while at their default, so a
 # state that does not use them digests as it did before they existed (goldens stay valid).
-_LATER_FIELDS = {"retired": False, "against": [], "author": None, "agent": None}
+_LATER_FIELDS = {"retired": False, "against": [], "author": None, "agent": None, "session": None,
+                 "turn": None}
 
 
 def digest(s: State) -> str:

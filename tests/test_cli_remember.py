@@ -453,7 +453,7 @@ def test_bulk_every_error_is_listed_with_its_line_number(ms, seeded, tmp_path):
         {"text": "x", "kind": "memo"},
     )
     known = ("text, kind, subject, domain, actors, outcome, occurred_at, confidence, source, key, tier, "
-             "keep, importance, urgency, risk, novelty, emotion, recurrence, actionability")
+             "keep, session, turn, importance, urgency, risk, novelty, emotion, recurrence, actionability")
     fails(ms, seeded, "remember", "--jsonl", str(bulk), rc=2, err=(
         f"Error: {bulk}:2: not valid UTF-8; nothing was written (6 more line(s) with errors below)\n"
         f"  {bulk}:3: text contains a NUL byte; memories are text, not binary data\n"

@@ -62,6 +62,9 @@ def run(
     confidence: Annotated[str | None, typer.Option(metavar="0..1", help="Belief in it. Default: set by --source.")] = None,
     source: Annotated[str | None, typer.Option(help="human (1.0), agent (0.7), tool (0.5) or imported (0.6).")] = None,
     key: Annotated[str | None, typer.Option(help="Your idempotency key or external id; echoed in outputs.")] = None,
+    session: Annotated[str | None, typer.Option(metavar="ID", help="The conversation (session or thread) it was "
+                                                "said in; recall reads a turn with its neighbours.")] = None,
+    turn: Annotated[str | None, typer.Option(metavar="N", help="Its position in that session (0, 1, 2, ...).")] = None,
     tier: Annotated[str | None, typer.Option(help="short or long; overrides the classifier.")] = None,
     keep: Annotated[bool, typer.Option("--keep", help="Store greetings and acknowledgements too.")] = False,
     jsonl: Annotated[Path | None, typer.Option("--jsonl", metavar="FILE",
@@ -93,7 +96,7 @@ def run(
         "outcome": outcome, "occurred_at": occurred_at, "importance": importance, "urgency": urgency,
         "risk": risk, "novelty": novelty, "emotion": emotion, "recurrence": recurrence,
         "actionability": actionability, "confidence": confidence, "source": source, "key": key,
-        "tier": tier, "keep": keep,
+        "tier": tier, "keep": keep, "session": session, "turn": turn,
     }
     drafts = [validate({k: v for k, v in fields.items() if v is not None}, max_chars=max_chars, options=True)]
     _commit(e, drafts, allow_past, json)

@@ -16,9 +16,9 @@ from ..model import Memory, memory_from_dict, memory_to_dict
 from .lexical import time_order
 from .terms import any_of
 
-FORMAT = "memstore-records/4"  # /4: imported records at their import event's seq, and the agent field
+FORMAT = "memstore-records/4"  # /4: imported records at their import event's seq, agent, session
 # graph edges and the mutable fields; cue filtering itself runs in the lexical index
-DIMENSIONS = ("subject", "status", "level", "tier")
+DIMENSIONS = ("subject", "status", "level", "tier", "session")
 
 
 def record_terms(m: Memory) -> dict[str, list[str]]:
@@ -27,6 +27,7 @@ def record_terms(m: Memory) -> dict[str, list[str]]:
         "status": [m.status],
         "level": [m.level],
         "tier": [m.tier],
+        "session": [m.session] if m.session else [],  # a turn's neighbours (recall's context step)
     }
 
 
@@ -122,6 +123,12 @@ class RecordIndex:
         """Every record in the union of the dimension's posting lists (small lists only)."""
         q = self.dimension_query(dim, values)
         return self._docs(q, self.count(q))
+
+    def session_turns(self, sessions: list[str], limit: int = 2_000) -> list[Memory]:
+        """The records said in these sessions (a conversation's turns), at most ``limit``."""
+        if not sessions:
+            return []
+        return self._docs(self.dimension_query("session", sessions), limit)
 
     def count(self, query=None) -> int:
         searcher = self.index.searcher()

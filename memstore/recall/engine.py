@@ -20,6 +20,8 @@ HIDDEN = ("superseded", "invalidated")  # excluded unless --as-of asks for the p
 DEMOTED = {"expired": 0.8, "archived": 0.8}  # still reachable, ranked lower
 ABSTRACTED = 0.9  # an original whose abstraction exists ranks a little under it
 EXACT = 2.0  # a memory whose text is the query itself
+CONTEXT = 0.6  # a turn next to a strong match in its session (the other half of a question and answer)
+CONTEXT_SEEDS = 10  # the best candidates whose neighbouring turns recall reads
 REPO = 2.0  # a memory of the --repo the agent works in (a boost, never a filter)
 STALE = 0.5  # the older of two statements on one frame, before consolidate settles them
 REPLACEMENT_SEEDS = 5  # the best candidates whose replacements recall fetches
@@ -197,6 +199,12 @@ def _recall(req: Request, ix, *, now: str, config) -> dict:
         if req.explain:
             why[seq] = {"rrf": round(base, 6), "salience": round(eff, 4),
                         "salience_factor": round(sal_factor, 4), "status_factor": status_factor}
+    for seq, of in _context(ix, req, scored, records, within, now).items():
+        scored[seq] = scored[of] * CONTEXT
+        if req.explain:
+            m = records[seq]
+            why[seq] = {"rrf": 0.0, "salience": round(effective(m, now, config), 4), "salience_factor": 1.0,
+                        "status_factor": CONTEXT, "context": records[of].id}
     order = sorted(scored, key=lambda s: (-scored[s], s))[: req.k * 3]
     vecs = _vectors(ix, order)
     if req.as_of is None:
@@ -238,6 +246,35 @@ def _recall(req: Request, ix, *, now: str, config) -> dict:
             "voices": {v: len(r) for v, r in voices.items()},
         },
     }
+
+
+def _context(ix, req: Request, scored: dict[int, float], records: dict[int, Memory], within,
+             now: str) -> dict[int, int]:
+    """{seq: the strong match it sits next to} for the turns right before and after the best
+    CONTEXT_SEEDS candidates in their sessions, where that ranks them higher: a question and
+    its short answer ("How was Cornwall?" / "Amazing, we hiked every day") hold one fact
+    between them, and a query usually matches only one of the two."""
+    best = sorted(scored, key=lambda s: (-scored[s], s))[:CONTEXT_SEEDS]
+    seeds = [records[s] for s in best if records[s].session is not None and records[s].turn is not None]
+    if not seeds:
+        return {}
+    turns = {(m.session, m.turn): m for m in ix.records.session_turns(sorted({m.session for m in seeds}))}
+    lifted: dict[int, int] = {}
+    for m in seeds:
+        for t in (m.turn - 1, m.turn + 1):
+            n = turns.get((m.session, t))
+            if (n is None or not _visible(n, now, req.as_of) or not readable(req.access, n)
+                    or scored.get(n.seq, 0.0) >= scored[m.seq] * CONTEXT
+                    or scored[lifted.get(n.seq, m.seq)] > scored[m.seq]):
+                continue
+            lifted[n.seq] = m.seq
+    if lifted and within is not None:  # the request's cues hold for context too
+        allowed = ix.lexical.keep(within, sorted(lifted))
+        lifted = {s: of for s, of in lifted.items() if s in allowed}
+    by_seq = {n.seq: n for n in turns.values()}
+    for seq in lifted:
+        records[seq] = by_seq[seq]
+    return lifted
 
 
 def _replacements(ix, pool: list[int]) -> dict[int, int]:

@@ -23,7 +23,7 @@ from .fs import ensure_dir, read_regular, write_atomic
 from .layout import SNAPSHOT_NAME, Layout
 
 FORMAT = "memstore-snapshot/5"  # /2: retired; /3: rows checksum, log anchor; /4: against, author;
-# /5: agent, notes
+# /5: agent, notes, session, turn
 KEEP = 2  # older snapshots are removed after a new one is written
 
 
@@ -41,7 +41,7 @@ def _schema():
         ("mention_count", i), ("last_reinforced_at", s), ("expires_at", s), ("seq", i),
         ("merged_into", s), ("abstracted_by", s), ("conflicts_with", pa.list_(s)),
         ("reconciled_with", pa.list_(s)), ("reason", s), ("direction", s),
-        ("retired", pa.bool_()), ("against", pa.list_(s)), ("author", s), ("agent", s),
+        ("retired", pa.bool_()), ("against", pa.list_(s)), ("author", s), ("agent", s), ("session", s), ("turn", i),
     ])
 
 
