@@ -36,7 +36,8 @@ TOOLS: dict[str, dict] = {
         "description": "Write a memory to the hot tier (short-term): consolidate promotes it when it "
                        "is said again or matters, else it expires. The same text again reinforces it.",
         "schema": _schema(("text",), text=_STR, kind=_STR, subject=_STR, domain=_STR, repo=_REPO,
-                          actors={"type": "array", "items": _STR}, outcome=_STR, occurred_at=_STR, key=_STR),
+                          actors={"type": "array", "items": _STR}, outcome=_STR, occurred_at=_STR, key=_STR,
+                          session=_STR, turn={"type": "integer", "minimum": 0, "maximum": 999_999_999}),
     },
     "propose_fact": {
         "description": "Record a durable fact (long-term) in a domain, on a topic. Contradicting facts "
@@ -119,6 +120,9 @@ _ARGUMENT_DOCS: dict[tuple[str, str], str] = {
     ("remember", "subject"): "Topic label: memories on one subject are consolidated together.",
     ("remember", "actors"): "People or agents involved.",
     ("remember", "outcome"): "One of OUTCOMES: outcomes on one cause become policies (distill).",
+    ("remember", "session"): "The conversation (session or thread) it was said in; recall then reads a "
+                             "matching turn with its neighbours.",
+    ("remember", "turn"): "Its position in that session (0, 1, 2, ...).",
     ("remember", "occurred_at"): "When it happened: 2020, 2020-06, 2020-06-07 or a full time; default: now.",
     ("propose_fact", "content"): "The fact, in words.",
     ("propose_fact", "confidence"): "Belief in it; default: the source's (an agent's 0.7).",
@@ -273,7 +277,8 @@ def _draft(c: _Call, fields: dict):
 def _remember(c: _Call, a: dict) -> dict:
     from . import writes
 
-    fields = {k: a[k] for k in ("text", "kind", "subject", "actors", "outcome", "occurred_at", "key") if k in a}
+    fields = {k: a[k] for k in ("text", "kind", "subject", "actors", "outcome", "occurred_at", "key", "session",
+                                "turn") if k in a}
     draft = _draft(c, {**fields, "domain": _domain(a), "source": c.source()})
     (d,) = writes.remember(c.layout, [draft], now=c.now, config=c.config, agent=c.agent)
     return {"action": d.action, "id": d.id, "reason": d.reason}

@@ -273,7 +273,7 @@ def test_working_memory_set_append_clear_read(server):
 
 def test_errors_come_back_as_results_with_the_cli_exit_status(server):
     known = ", ".join(NAMES)
-    remember_args = "actors, agent, domain, key, kind, now, occurred_at, outcome, repo, subject, text"
+    remember_args = "actors, agent, domain, key, kind, now, occurred_at, outcome, repo, session, subject, text, turn"
     cases = [
         (("nope", {}), f"unknown tool 'nope'; known: {known}", 2),
         (("remember", {"text": "x", "colour": "red"}), f"remember: unknown argument 'colour'; known: {remember_args}", 2),
@@ -508,7 +508,7 @@ def test_jsonl_session_gives_exactly_the_protocol_lines(root, cache):
         {"name": n, "description": t["description"], "input_schema": t["schema"]} for n, t in tools.TOOLS.items()]}}
     mid = "mbae65cd632ecbb2"
     bad_line = ('each line must be a JSON object {"id": ..., "tool": NAME, "arguments": {...}}')
-    remember_args = "actors, agent, domain, key, kind, now, occurred_at, outcome, repo, subject, text"
+    remember_args = "actors, agent, domain, key, kind, now, occurred_at, outcome, repo, session, subject, text, turn"
     expected = [
         dumps(listed).decode(),
         f'{{"id":1,"ok":true,"result":{{"action":"add","id":"{mid}","reason":""}}}}',
