@@ -38,6 +38,7 @@ BY_TYPE = {
     "str | None": opt_text,
     "tuple[str, ...]": st.lists(text, max_size=4).map(tuple),
     "int": count,
+    "int | None": st.none() | count,
     "float": unit,
     "Salience": salience,
     "bool": st.booleans(),
