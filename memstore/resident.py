@@ -4,7 +4,9 @@ Each call first catches up with the log (``index.sync.refresh``: nothing to do w
 log has not moved; otherwise what was appended is applied to the open indexes), so writes
 from cron jobs, the CLI and other servers are seen by the next call, and every write goes
 through the same transaction (lock, re-plan) as the CLI's. The folded state is kept
-between calls too and only the log's tail is folded onto it (``store.open``'s memo).
+between calls too when the process turns on ``store.open.remember_states`` (memstore serve
+does; it is a switch for the whole process, so a library caller decides): only the log's
+tail is folded onto it.
 The config is read again when memstore.toml changes (grants take effect at once).
 """
 
@@ -18,8 +20,6 @@ from .store.layout import Layout
 
 class Resident:
     def __init__(self, root: str | Path, *, cache_dir: Path | None = None, notify=None):
-        from .store.open import remember_states
-
         self.layout = Layout(Path(root).expanduser())
         self.layout.check_readable()
         self.cache_dir = cache_dir
@@ -27,7 +27,6 @@ class Resident:
         self._config_text = None
         self._config = None
         self._ix = None
-        remember_states(True)
 
     @property
     def config(self):

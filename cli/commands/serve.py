@@ -28,11 +28,15 @@ def run(
     jsonl: Annotated[bool, typer.Option("--jsonl", help="JSON lines on stdin/stdout instead of MCP.")] = False,
 ) -> None:
     from memstore.resident import Resident
+    from memstore.store.open import remember_states
 
     from ..common import agent, store_dir
     from ..indexing import cache_dir
     from ..output import note
 
+    # this process is the server: every open folds only what the log gained since the last
+    # (a switch for the whole process, so it is thrown here, not by the library's Resident)
+    remember_states(True)
     resident = Resident(store_dir(), cache_dir=cache_dir(), notify=note)
     if jsonl:
         from ..serve_jsonl import serve
