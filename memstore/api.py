@@ -115,7 +115,7 @@ class Store:
             from .errors import UsageError
 
             raise UsageError("working memory belongs to an agent: Store(..., agent=NAME)")
-        return self.state().notes.get(self.agent, {}).get("text", "")
+        return self.state().notes_of(self.agent)
 
     def set_notes(self, text: str, *, now: str, mode: str = "set") -> str:
         """Write this agent's working memory (set, append or clear); returns it as it now is."""

@@ -18,7 +18,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from .access import in_repo, readable
-from .recall.preamble import FOOTER, HEADER, active_policies, certainty, label, quote
+from .recall.preamble import FOOTER, HEADER, active_policies, fact_line, label, quote
 
 VERIFY = ("Verify important items with search_memory before relying on them; this list is short "
           "by design and may be incomplete.")
@@ -47,7 +47,7 @@ def dispatch(ix, task: str, *, now: str, config, notes: str = "", access=None, r
                 break
             if r["level"] == "policy":
                 continue  # every policy is in the list above already
-            line = _fact_line(r)
+            line = fact_line(r)
             if used + len(line) > rc["preamble_chars"]:
                 continue
             facts.append({**r, "line": line})
@@ -67,11 +67,6 @@ def dispatch(ix, task: str, *, now: str, config, notes: str = "", access=None, r
                           "confidence": round(p.confidence, 4)} for p in policies],
             "notes": notes,
             "facts": [{k: v for k, v in f.items() if k != "line"} for f in facts]}
-
-
-def _fact_line(r: dict) -> str:
-    return (f"- [{certainty(r.get('confidence', 1.0))}] {quote(r['text'])} "
-            f"({label(r['kind'])}, recorded {label(r['recorded_at'][:10])})")
 
 
 def _plain(line: str) -> str:

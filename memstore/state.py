@@ -32,6 +32,10 @@ class State:
             m = self.memories.get(self.keys[ref])
         return m
 
+    def notes_of(self, agent: str | None) -> str:
+        """An agent's working memory ("" when it has none, or for no agent)."""
+        return self.notes.get(agent, {}).get("text", "") if agent else ""
+
     def ordered(self) -> list[Memory]:
         """Records in creation order (seq, then id): the canonical order of every listing."""
         return sorted(self.memories.values(), key=lambda m: (m.seq, m.id))

@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from .access import access_for, check_agent, check_slug, repo_domain
-from .errors import NonMonotonicTime, PermissionDenied, UsageError
+from .errors import NonMonotonicTime, UsageError
 from .timeutil import format_ts, parse_instant
 
 _STR = {"type": "string"}
@@ -297,14 +297,9 @@ def _propose_fact(c: _Call, a: dict) -> dict:
 def _propose_policy(c: _Call, a: dict) -> dict:
     from . import writes
 
-    domain = _domain(a)
-    if c.access is not None and not c.access.can_write_policy(domain):
-        raise PermissionDenied(f"agent {c.agent} (role {c.access.role}) has no write grant on domain "
-                               f"{domain or '(none)'!r}; a person can grant it in memstore.toml: "
-                               f"[grants.{c.access.role}] ... = \"write\"")
     done = writes.add_policy(c.layout, a["rule"], direction=a["direction"], author=c.agent or "human",
-                             now=c.now, config=c.config, subject=a.get("topic"), domain=domain,
-                             source=c.source(), agent=c.agent)
+                             now=c.now, config=c.config, subject=a.get("topic"), domain=_domain(a),
+                             source=c.source(), agent=c.agent, access=c.access)
     return {"id": done.id, "changed": done.changed}
 
 
@@ -355,7 +350,7 @@ def _search(c: _Call, a: dict) -> dict:
 def _preamble(c: _Call, a: dict) -> dict:
     from .dispatch import dispatch
 
-    notes = c.resident.state().notes.get(c.agent, {}).get("text", "") if c.agent else ""
+    notes = c.resident.state().notes_of(c.agent)
     repo = check_slug(a["repo"], "repo") if "repo" in a else None
     return dispatch(c.resident.indexes(), a["task"], now=c.now, config=c.config, notes=notes, access=c.access,
                     repo=repo, semantic=a.get("semantic", False))

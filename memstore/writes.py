@@ -54,9 +54,16 @@ class PolicyAdded(NamedTuple):
 
 def add_policy(layout: Layout, rule: str, *, direction: str, author: str, now: str, config,
                subject: str | None = None, domain: str | None = None, source: str = "human",
-               agent: str | None = None) -> PolicyAdded:
+               agent: str | None = None, access=None) -> PolicyAdded:
     """Record a policy written directly (memstore.policies.written_policy). The same rule,
-    direction and scope again is a no-op; one that a person retired stays retired."""
+    direction and scope again is a no-op; one that a person retired stays retired.
+    ``access``: an agent's grants; without write on the domain, PermissionDenied (exit 4)."""
+    if access is not None and not access.can_write_policy(domain):
+        from .errors import PermissionDenied
+
+        raise PermissionDenied(f"agent {access.agent} (role {access.role}) has no write grant on domain "
+                               f"{domain or '(none)'!r}; a person can grant it in memstore.toml: "
+                               f"[grants.{access.role}] ... = \"write\"")
     from .policies import DIRECTION_WORDS, written_policy
     from .remember import validate
 
@@ -244,7 +251,7 @@ def set_notes(layout: Layout, agent: str, text: str, *, mode: str = "set", now: 
         raise UsageError(f"notes mode {mode!r} is not one of: {', '.join(MODES)}")
 
     def plan(view: LogView) -> Plan:
-        old = view.state().notes.get(agent, {}).get("text", "")
+        old = view.state().notes_of(agent)
         new = updated(old, text, mode)
         if new == old:
             return Plan([], NotesSet(new, False))
@@ -305,10 +312,11 @@ def harmonize(layout: Layout, *, now: str, apply: bool = False, agent: str | Non
 
     def plan(view: LogView) -> Plan:
         state = view.state()
-        found = proposals(records(view.events(), state, access), state)
+        conflicts = records(view.events(), state, access)
+        found = proposals(conflicts, state)
         if not apply:
             return Plan([], Harmonized(found, []))
-        by_id = {r["id"]: r for r in records(view.events(), state, access)}
+        by_id = {r["id"]: r for r in conflicts}
         # a proposal is the rules' judgement, not a person's: the kept side is not made certain
         events = [resolve_event(by_id[p["conflict"]], p["keep"], now, p["why"], person=False) for p in found]
         return Plan(events, Harmonized(found, [p["conflict"] for p in found]))

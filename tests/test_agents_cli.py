@@ -492,7 +492,7 @@ def test_one_writer_or_the_owner_still_supersedes_at_once(ag, store, first, seco
 # --------------------------------------------------------------------------- policy add under grants
 
 DENIED = ("Error: agent {agent} (role {role}) has no write grant on domain {domain!r}; a person can grant it in "
-          "memstore.toml\n")
+          "memstore.toml: [grants.{role}] ... = \"write\"\n")
 
 
 def test_policy_add_as_an_agent(ag, store):

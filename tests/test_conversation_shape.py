@@ -6,9 +6,8 @@ from __future__ import annotations
 import json
 
 from conftest import NOW
-from reliability_support import make_store
-
 from memstore_cli.main import main
+from reliability_support import make_store
 
 
 def _run(capsys, *argv):
@@ -48,12 +47,10 @@ def test_a_turn_records_its_session_and_position(tmp_path, capsys):
     rc, out, _ = _run(capsys, "--store", store, "remember", "Plain note", "--session", "s9", "--turn", "4",
                       "--json", "--now", NOW)
     assert (json.loads(out)["memory"]["session"], json.loads(out)["memory"]["turn"]) == ("s9", 4)
-    log = (store / "log").glob("*.jsonl").__next__().read_text().splitlines()
     plain = _run(capsys, "--store", store, "remember", "No conversation here", "--now", NOW)
     assert plain[0] == 0
     last = json.loads((store / "log").glob("*.jsonl").__next__().read_text().splitlines()[-1])
     assert "session" not in last["memory"] and "turn" not in last["memory"]  # logs without them unchanged
-    assert len(log) >= 34
 
 
 def test_bad_turns_and_sessions_are_usage_errors(tmp_path, capsys):

@@ -110,14 +110,8 @@ def add(
     source = source or ("agent" if e.agent else "human")
     if author is None:
         raise UsageError("a policy needs an author: --author NAME (who wrote it)")
-    access = e.access
-    if access is not None and not access.can_write_policy(domain):
-        from memstore.errors import PermissionDenied
-
-        raise PermissionDenied(f"agent {e.agent} (role {access.role}) has no write grant on domain "
-                               f"{domain or '(none)'!r}; a person can grant it in memstore.toml")
     done = writes.add_policy(e.layout, rule, direction=direction, author=author, now=e.now, config=e.config,
-                             subject=subject, domain=domain, source=source, agent=e.agent)
+                             subject=subject, domain=domain, source=source, agent=e.agent, access=e.access)
     if json:
         emit_json({"id": done.id, "added": done.changed})
         return

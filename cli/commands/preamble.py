@@ -42,7 +42,7 @@ def run(
         check_slug(repo)
     notes = ""
     if e.agent is not None and e.layout.root_exists():
-        notes = load_state(e.layout)[0].notes.get(e.agent, {}).get("text", "")
+        notes = load_state(e.layout)[0].notes_of(e.agent)
     result = dispatch(open_indexes(e), task, now=e.now, config=e.config, notes=notes, access=e.access,
                       repo=repo, semantic=semantic)
     if json:

@@ -28,7 +28,7 @@ import sys
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
-from itertools import islice
+from itertools import chain, islice
 from pathlib import Path
 
 from .. import __version__
@@ -470,8 +470,6 @@ def _after(layout: Layout, mark: int) -> Iterator[dict]:
     """The events after ``mark``, read from the byte after its line when the manifests' anchor
     still locates it (reading the whole log to skip what is indexed made every catch-up O(n):
     13 s a call at 1M for a server whose searches record their use); else the whole log."""
-    from itertools import chain
-
     if mark:
         anchor = (read_manifest(layout.manifest_path("records")) or {}).get("anchor")
         if isinstance(anchor, dict) and anchor_problem(layout, anchor, mark) is None:

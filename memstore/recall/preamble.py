@@ -50,6 +50,12 @@ def active_policies(ix, now: str) -> list:
                   key=lambda m: (-m.confidence, m.seq))
 
 
+def fact_line(r: dict) -> str:
+    """One recall result as a preamble line: certainty, the quoted text, kind and date."""
+    return (f"- [{certainty(r.get('confidence', 1.0))}] {quote(r['text'])} "
+            f"({label(r['kind'])}, recorded {label(r['recorded_at'][:10])})")
+
+
 def preamble(result: dict, policies: list, config) -> str:
     rc = config["recall"]
     lines: list[str] = []
@@ -64,8 +70,7 @@ def preamble(result: dict, policies: list, config) -> str:
         for r in result["results"]:
             if picked >= rc["preamble_max"]:
                 break
-            line = (f"- [{certainty(r.get('confidence', 1.0))}] {quote(r['text'])} "
-                    f"({label(r['kind'])}, recorded {label(r['recorded_at'][:10])})")
+            line = fact_line(r)
             if used + len(line) > budget:
                 continue
             lines.append(line)
