@@ -355,8 +355,12 @@ def _id(obj: dict, fields: tuple[str, ...], where: str) -> str | None:
         if isinstance(value, bool) or not isinstance(value, (str, int)):
             raise UsageError(f"{where}{k} must be text or a whole number, not {_show(value)}")
         value = str(value).strip()
-        if value:
-            return value
+        if not value:
+            continue
+        # it is the session label and part of each turn's key (at most 200): one visible line
+        if len(value) > 150 or not value.isprintable():
+            raise UsageError(f"{where}{k} {_show(value)} must be one line of at most 150 visible characters")
+        return value
     return None
 
 

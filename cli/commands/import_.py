@@ -31,9 +31,11 @@ turn (1, 2, ...; skipped messages keep their place), its time the event time
 conversation's time, else --now), and the
 key chat:SESSION:TURN, so importing the same file again changes nothing.
 Empty, system, tool, hidden and non-text messages are skipped and counted, and
-greetings as remember skips them (--keep stores them). A message over
+so are greetings, as remember skips them (--keep stores them). A message over
 memory.max_text_chars, or anything malformed, refuses the whole file naming the
-place: nothing is imported."""
+place: nothing is imported. --json prints the counts: read, imported, present
+(imported before), reinforced (the same text as an earlier memory), skipped, and
+skipped by reason."""
 
 EPILOG = """\b
 Examples:
