@@ -323,7 +323,7 @@ def _parts(parts: list, where: str) -> tuple[str, str | None]:
         elif isinstance(part, dict):
             kind = part.get("type")
             text = part.get("text")
-            if kind in _TEXT_PARTS or (kind is None and "text" in part):
+            if kind in _TEXT_PARTS or (kind is None and isinstance(text, str)):  # ChatGPT's transcripts
                 if not isinstance(text, str):
                     raise UsageError(f"{where}[{i}]: a text part's \"text\" must be text, not {_show(text)}")
                 texts.append(text)

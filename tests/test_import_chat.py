@@ -266,3 +266,33 @@ def test_format_options_are_checked(ms, chat_store, tmp_path):
     assert (result.rc, result.err) == (2, f"Error: {messages}:1: not valid JSON; nothing was imported "
                                           "(it reads as a chat export: add --format chat)\n")
     assert not (chat_store / "log").exists()
+
+
+def test_times_and_parts_in_the_pure_parser():
+    """Epoch seconds and milliseconds, offsets, zone-less and date-only times; text parts kept
+    (a transcript's too), other parts dropped, a message of other parts only counted."""
+    from memstore.chatimport import parse
+
+    messages = [
+        {"role": "user", "content": "Seconds.", "timestamp": 1717750000},
+        {"role": "user", "content": "Milliseconds.", "timestamp": 1717750060000},
+        {"role": "user", "content": "Offset.", "created_at": "2024-06-07T10:48:00+02:00"},
+        {"role": "user", "content": "No zone is UTC.", "time": "2024-06-07T08:49:00"},
+        {"role": "user", "content": "A day.", "timestamp": "2024-06-08"},
+        {"role": "user", "content": [{"content_type": "audio_transcription", "text": "Spoken words."},
+                                     {"content_type": "audio_asset_pointer", "text": None}]},
+        {"role": "user", "content": [{"type": "image", "source": {}}, {"type": "text", "text": "  "}]},
+        {"role": "model", "content": [{"type": "output_text", "text": "Part one."}, {"type": "tool_use"},
+                                      {"type": "text", "text": "Part two."}]},
+    ]
+    found = parse(json.dumps(messages).encode(), name="m.json", now=NOW, max_chars=1000)
+    assert [(d.text, d.occurred_at, d.actors) for d in found.drafts] == [
+        ("Seconds.", ("2024-06-07T08:46Z", "minute"), ("user",)),
+        ("Milliseconds.", ("2024-06-07T08:47Z", "minute"), ("user",)),
+        ("Offset.", ("2024-06-07T08:48Z", "minute"), ("user",)),
+        ("No zone is UTC.", ("2024-06-07T08:49Z", "minute"), ("user",)),
+        ("A day.", ("2024-06-08", "day"), ("user",)),
+        ("Spoken words.", ("2024-06-08", "day"), ("user",)),  # no time: the message before's
+        ("Part one.\nPart two.", ("2024-06-08", "day"), ("assistant",)),
+    ]
+    assert (found.read, found.skipped["non_text"]) == (8, 1)

@@ -27,9 +27,9 @@ counted and left). Each message is remembered as one turn: its speaker is the
 actor (--user and --assistant rename those roles), its conversation's id the
 session (given, else "chat-" and a hash of its first message), its position the
 turn (1, 2, ...; skipped messages keep their place), its time the event time
-(ISO 8601 or epoch seconds; else the previous message's, else the
-conversation's time, else --now), and the
-key chat:SESSION:TURN, so importing the same file again changes nothing.
+(ISO 8601, or epoch seconds, read as milliseconds from 1e11; else the previous
+message's time, else the conversation's, else --now), and the key
+chat:SESSION:TURN, so importing the same file again changes nothing.
 Empty, system, tool, hidden and non-text messages are skipped and counted, and
 so are greetings, as remember skips them (--keep stores them). A message over
 memory.max_text_chars, or anything malformed, refuses the whole file naming the
