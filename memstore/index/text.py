@@ -54,3 +54,11 @@ def query_words(text: str) -> str:
     words = latin_text(text).split()
     kept = [w for w in words if w not in QUERY_STOP_WORDS]
     return " ".join(kept or words)
+
+
+def content_words(text: str) -> int:
+    """How many words of substance a text holds: latin words that are no function words, plus
+    one per two CJK characters (Japanese has no spaces)."""
+    latin = [w for w in latin_text(text).split() if w not in QUERY_STOP_WORDS]
+    cjk = sum(len(run) for run in _CJK_RUN.findall(text))
+    return len(latin) + cjk // 2

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from ..access import in_repo, readable
 from ..model import EPISODIC_KINDS, Memory, normalize_text
 from ..salience import effective, explain
-from . import fuse, intent, timecues
+from . import decompose, fuse, intent, timecues, timewindow
 from .cues import prune
 
 HIDDEN = ("superseded", "invalidated")  # excluded unless --as-of asks for the past
@@ -23,6 +23,11 @@ EXACT = 2.0  # a memory whose text is the query itself
 CONTEXT = 0.6  # a turn next to a strong match in its session (the other half of a question and answer)
 CONTEXT_SEEDS = 10  # the best candidates whose neighbouring turns recall reads
 REPO = 2.0  # a memory of the --repo the agent works in (a boost, never a filter)
+PART = 0.8  # a part of a multi-part question, as a voice beside the whole question's (weight share)
+EVERY_LAMBDA = 0.9  # MMR's relevance share when every mention is evidence ("how often", "list")
+TIME_CORE = 1.5  # a memory whose event time falls in the window the question names ("last weekend")
+TIME_SLACK = 1.2  # ... or within a few days of it (told on Monday what happened on Saturday)
+INFORMATIVE = (0.25, 0.4, 0.6, 0.8, 1.0)  # a semantic hit's weight by its content words: 0, 1, 2, 3, 4+
 STALE = 0.5  # the older of two statements on one frame, before consolidate settles them
 REPLACEMENT_SEEDS = 5  # the best candidates whose replacements recall fetches
 BRUTE_FORCE_LIMIT = 20_000  # cue-filtered semantic search scores candidates directly up to this many
@@ -143,16 +148,33 @@ def _recall(req: Request, ix, *, now: str, config) -> dict:
     pruned = prune(ix.lexical, _cues(req))
     within = pruned.query
     text_cues = timecues.find_cues(req.query, now)
-    query_intent = intent.classify(req.query, text_cues or list(req.during))
+    wins = timewindow.windows(req.query, now)
+    shape = decompose.split(req.query)
+    query_intent = intent.classify(req.query, text_cues or list(req.during) or wins)
+    weights = dict(intent.WEIGHTS[query_intent])
     voices: dict[str, list[int]] = {}
-    qvec = None
+    qvecs = None
+    if "semantic" in req.voices:  # the question and its parts in one call
+        qvecs = ix.embedder.embed([req.query, *shape.parts], "query")
     if "lexical" in req.voices:
         voices["lexical"] = [s for s, _ in ix.lexical.search(req.query, depth, within)]
     if "semantic" in req.voices:
-        qvec = ix.embedder.embed([req.query], "query")[0]  # one text: the cache would cost more
-        voices["semantic"] = _semantic(ix, qvec, pruned, depth)
+        voices["semantic"] = _semantic(ix, qvecs[0], pruned, depth)
+    for i, part in enumerate(shape.parts, start=1):
+        # each part of "which came first, X or Y?" looks for its own evidence: the whole
+        # question's voices fill with one part's near-paraphrases
+        if "lexical" in req.voices:
+            voices[f"lexical.{i}"] = [s for s, _ in ix.lexical.search(part, depth, within)]
+            weights[f"lexical.{i}"] = weights["lexical"] * PART
+        if "semantic" in req.voices:
+            voices[f"semantic.{i}"] = _semantic(ix, qvecs[i], pruned, depth)
+            weights[f"semantic.{i}"] = weights["semantic"] * PART
     if "temporal" in req.voices:
-        voices["temporal"] = _temporal(ix, req.query, text_cues, within, depth, now)
+        tiers = [timewindow.buckets(wins, slack=False), timewindow.buckets(wins)] if wins else [text_cues]
+        # a narrow window is read whole ("last Saturday": that day's turns may share no word
+        # with the question); in a month, only its lexical matches lead
+        whole = qvecs is not None and timewindow.narrow(wins)
+        voices["temporal"] = _temporal(ix, req.query, tiers, within, depth, now, qvecs[0] if whole else None)
     if "graph" in req.voices:
         seeds_seqs = list(dict.fromkeys(
             s for pair in zip(voices.get("lexical", [])[:3], voices.get("semantic", [])[:3], strict=False)
@@ -160,11 +182,19 @@ def _recall(req: Request, ix, *, now: str, config) -> dict:
         seeds = sorted((m for m in ix.records.by_seqs(seeds_seqs).values() if readable(req.access, m)),
                        key=lambda m: seeds_seqs.index(m.seq))
         voices["graph"] = _graph(ix, seeds, within, depth)
-    weights = intent.WEIGHTS[query_intent]
     # a lexical hit counts by the share of the query's terms it holds: one rare shared
     # word must not weigh like a match on the whole question
-    scale = {"lexical": ix.lexical.coverage(req.query, voices["lexical"])} if voices.get("lexical") else None
-    fused = fuse.rrf(voices, weights, rc["rrf_k"], scale)
+    scale = {}
+    for name, ranked in voices.items():
+        if name.startswith("lexical") and ranked:
+            part = req.query if name == "lexical" else shape.parts[int(name.split(".")[1]) - 1]
+            scale[name] = ix.lexical.coverage(part, ranked)
+    for name, ranked in voices.items():
+        if name.startswith("semantic") and ranked:
+            # an embedder finds a short remark ("Any time. Talk soon!") near every question: a
+            # semantic hit counts by how much it says
+            scale[name] = _informative(ix, ranked)
+    fused = fuse.rrf(voices, weights, rc["rrf_k"], scale or None)
     # only the best-fused candidates are worth fetching and scoring
     pool = sorted(fused, key=lambda s: (-fused[s], s))[: max(60, req.k * 6)]
     if req.as_of is None:
@@ -195,6 +225,8 @@ def _recall(req: Request, ix, *, now: str, config) -> dict:
             status_factor *= EXACT  # the question is the memory's own text: it answers first
         if req.repo is not None and in_repo(m.domain, req.repo):
             status_factor *= REPO  # seed 002: the repo an agent works in ranks first
+        if wins:
+            status_factor *= _in_window(m, wins)  # a time the question names weighs, never filters
         scored[seq] = base * sal_factor * status_factor
         if req.explain:
             why[seq] = {"rrf": round(base, 6), "salience": round(eff, 4),
@@ -215,7 +247,10 @@ def _recall(req: Request, ix, *, now: str, config) -> dict:
                 why[seq]["status_factor"] *= STALE
                 why[seq]["stale"] = why_stale
         order.sort(key=lambda s: (-scored[s], s))
-    picked = fuse.mmr(order, scored, vecs, req.k, rc["mmr_lambda"], _redundancy_floor(ix, config))
+    lam = max(rc["mmr_lambda"], EVERY_LAMBDA) if shape.every else rc["mmr_lambda"]
+    picked = fuse.mmr(order, scored, vecs, req.k, lam, _redundancy_floor(ix, config))
+    if shape.parts:
+        picked = _cover_parts(picked, scored, voices, len(shape.parts), req.k)
     results = []
     for seq in picked:
         m = records[seq]
@@ -227,7 +262,7 @@ def _recall(req: Request, ix, *, now: str, config) -> dict:
             row["explain"] = {
                 **why[seq],
                 "ranks": {v: voices[v].index(seq) + 1 for v in voices if seq in voices[v]},
-                **({"coverage": round(scale["lexical"][seq], 4)} if scale and seq in scale["lexical"] else {}),
+                **({"coverage": round(scale["lexical"][seq], 4)} if seq in scale.get("lexical", {}) else {}),
                 "decay": round(ex["decayed_composite"] / ex["composite"], 4) if ex["composite"] else 1.0,
                 "protected": ex["protected"],
                 "demoted": _demotion(m, why[seq]),
@@ -243,9 +278,55 @@ def _recall(req: Request, ix, *, now: str, config) -> dict:
             "candidates": None if within is None else pruned.candidates,
             "intent": query_intent,
             "time_cues": text_cues,
+            **({"time_windows": [[w.start.isoformat(), w.end.isoformat(), w.slack] for w in wins]} if wins else {}),
+            **({"parts": list(shape.parts)} if shape.parts else {}),
             "voices": {v: len(r) for v, r in voices.items()},
         },
     }
+
+
+def _informative(ix, seqs: list[int]) -> dict[int, float]:
+    from ..index.text import content_words
+
+    found = ix.records.by_seqs(seqs)
+    return {s: INFORMATIVE[min(content_words(found[s].text), len(INFORMATIVE) - 1)] for s in seqs if s in found}
+
+
+def _in_window(m: Memory, wins) -> float:
+    span = timewindow.memory_span(m.occurred_at, m.precision)
+    if span is None:
+        return 1.0
+    best = max(w.weight(*span) for w in wins)
+    return TIME_CORE if best == 2 else TIME_SLACK if best == 1 else 1.0
+
+
+def _cover_parts(picked: list[int], scored: dict[int, float], voices: dict[str, list[int]], n: int,
+                 k: int) -> list[int]:
+    """Each part of a multi-part question keeps its best candidate in the answer: the one its
+    own voices rank highest, swapped in for the weakest pick that is no part's best."""
+    out = list(picked)
+    bests: list[int] = []
+    for i in range(1, n + 1):
+        ranks: dict[int, int] = {}
+        for name in (f"lexical.{i}", f"semantic.{i}"):
+            for r, seq in enumerate(voices.get(name, [])):
+                if seq in scored:
+                    ranks[seq] = min(ranks.get(seq, r), r)
+        if ranks:
+            bests.append(min(ranks, key=lambda s: (ranks[s], -scored[s], s)))
+    for best in bests:
+        if best in out:
+            continue
+        if len(out) < k:
+            out.insert(sum(1 for s in out if scored[s] >= scored[best]), best)
+            continue
+        weak = [s for s in reversed(out) if s not in bests]
+        if not weak:
+            continue
+        out.remove(weak[0])
+        at = sum(1 for s in out if scored[s] >= scored[best])
+        out.insert(at, best)
+    return out
 
 
 def _context(ix, req: Request, scored: dict[int, float], records: dict[int, Memory], within,
@@ -396,13 +477,26 @@ def _semantic(ix, qvec, pruned, depth: int) -> list[int]:
     return [s for s, _ in ix.vectors.search(qvec, depth, restrict)]
 
 
-def _temporal(ix, query: str, buckets: list[str], within, depth: int, now: str) -> list[int]:
-    """Memories in the query's time window, best lexical match first; else the newest ones."""
-    if buckets:
+def _temporal(ix, query: str, tiers: list[list[str]], within, depth: int, now: str, qvec=None) -> list[int]:
+    """Memories in the query's time window, the window itself before its slack: in each, the
+    best lexical matches, then the best semantic ones (a turn from that very day may share no
+    word with the question); with no window, the newest."""
+    if not tiers[0]:
+        return ix.lexical.newest(within, depth, now)
+    found: list[int] = []
+    for buckets in tiers:
         window = ix.lexical.all_of([ix.lexical.term_set("bucket", buckets), within])
-        found = [s for s, _ in ix.lexical.search(query, depth, window)]
-        return found or ix.lexical.newest(window, depth)
-    return ix.lexical.newest(within, depth, now)
+        found += [s for s, _ in ix.lexical.search(query, depth, window)]
+        if qvec is not None and len(set(found)) < depth:
+            n = ix.lexical.count(window)
+            if 0 < n <= BRUTE_FORCE_LIMIT:
+                found += [s for s, _ in ix.vectors.search(qvec, depth, ix.lexical.seqs(window, n))]
+        if len(set(found)) >= depth:
+            break
+    if not found:
+        window = ix.lexical.all_of([ix.lexical.term_set("bucket", tiers[-1]), within])
+        return ix.lexical.newest(window, depth)
+    return list(dict.fromkeys(found))[:depth]
 
 
 def _vectors(ix, seqs: list[int]) -> dict[int, object]:
