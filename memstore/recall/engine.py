@@ -28,6 +28,8 @@ EVERY_LAMBDA = 0.9  # MMR's relevance share when every mention is evidence ("how
 TIME_CORE = 1.5  # a memory whose event time falls in the window the question names ("last weekend")
 TIME_SLACK = 1.2  # ... or within a few days of it (told on Monday what happened on Saturday)
 INFORMATIVE = (0.25, 0.4, 0.6, 0.8, 1.0)  # a semantic hit's weight by its content words: 0, 1, 2, 3, 4+
+MATCHED = 20  # with no time named, recency orders the best this many of the lexical and semantic matches
+BROAD = 0.5  # a time that holds more than this share of the store names no window
 STALE = 0.5  # the older of two statements on one frame, before consolidate settles them
 REPLACEMENT_SEEDS = 5  # the best candidates whose replacements recall fetches
 BRUTE_FORCE_LIMIT = 20_000  # cue-filtered semantic search scores candidates directly up to this many
@@ -150,6 +152,9 @@ def _recall(req: Request, ix, *, now: str, config) -> dict:
     text_cues = timecues.find_cues(req.query, now)
     wins = timewindow.windows(req.query, now)
     shape = decompose.split(req.query)
+    if (wins or text_cues) and _broad(ix, wins, text_cues, pruned.full_scan):
+        # "this year" in a store that holds only this year tells nothing: no time voice, no boost
+        wins, text_cues = [], []
     query_intent = intent.classify(req.query, text_cues or list(req.during) or wins)
     weights = dict(intent.WEIGHTS[query_intent])
     voices: dict[str, list[int]] = {}
@@ -174,7 +179,8 @@ def _recall(req: Request, ix, *, now: str, config) -> dict:
         # a narrow window is read whole ("last Saturday": that day's turns may share no word
         # with the question); in a month, only its lexical matches lead
         whole = qvecs is not None and timewindow.narrow(wins)
-        voices["temporal"] = _temporal(ix, req.query, tiers, within, depth, now, qvecs[0] if whole else None)
+        voices["temporal"] = _temporal(ix, req.query, tiers, within, depth, now, qvecs[0] if whole else None,
+                                       matched=[*voices.get("lexical", [])[:MATCHED], *voices.get("semantic", [])[:MATCHED]])
     if "graph" in req.voices:
         seeds_seqs = list(dict.fromkeys(
             s for pair in zip(voices.get("lexical", [])[:3], voices.get("semantic", [])[:3], strict=False)
@@ -231,12 +237,19 @@ def _recall(req: Request, ix, *, now: str, config) -> dict:
         if req.explain:
             why[seq] = {"rrf": round(base, 6), "salience": round(eff, 4),
                         "salience_factor": round(sal_factor, 4), "status_factor": status_factor}
-    for seq, of in _context(ix, req, scored, records, within, now).items():
-        scored[seq] = scored[of] * CONTEXT
+    lifted = _context(ix, req, scored, records, within, now)
+    say = _informative_records(records, [s for s in lifted if not _asks(records[s].text)])
+    for seq, of in lifted.items():
+        # a neighbour counts by how much it says: "Quiet and leafy, a bakery on the corner"
+        # answers "How's the new neighbourhood?"; "That sounds lovely." answers nothing
+        lift = CONTEXT * say.get(seq, 1.0)  # a question next to its answer is half the fact
+        if scored[of] * lift <= scored.get(seq, 0.0):
+            continue
+        scored[seq] = scored[of] * lift
         if req.explain:
             m = records[seq]
             why[seq] = {"rrf": 0.0, "salience": round(effective(m, now, config), 4), "salience_factor": 1.0,
-                        "status_factor": CONTEXT, "context": records[of].id}
+                        "status_factor": round(lift, 4), "context": records[of].id}
     order = sorted(scored, key=lambda s: (-scored[s], s))[: req.k * 3]
     vecs = _vectors(ix, order)
     if req.as_of is None:
@@ -285,11 +298,25 @@ def _recall(req: Request, ix, *, now: str, config) -> dict:
     }
 
 
+def _asks(text: str) -> bool:
+    return text.rstrip().endswith(("?", "？"))
+
+
 def _informative(ix, seqs: list[int]) -> dict[int, float]:
+    return _informative_records(ix.records.by_seqs(seqs), seqs)
+
+
+def _informative_records(records: dict[int, Memory], seqs) -> dict[int, float]:
     from ..index.text import content_words
 
-    found = ix.records.by_seqs(seqs)
-    return {s: INFORMATIVE[min(content_words(found[s].text), len(INFORMATIVE) - 1)] for s in seqs if s in found}
+    return {s: INFORMATIVE[min(content_words(records[s].text), len(INFORMATIVE) - 1)] for s in seqs if s in records}
+
+
+def _broad(ix, wins, text_cues: list[str], total: int) -> bool:
+    """Whether the question's time holds more than BROAD of the store (the cues aside: within
+    them, a time may still order what a filter let through)."""
+    named = timewindow.buckets(wins, slack=False) if wins else text_cues
+    return ix.lexical.count(ix.lexical.term_set("bucket", named)) > BROAD * total
 
 
 def _in_window(m: Memory, wins) -> float:
@@ -477,11 +504,15 @@ def _semantic(ix, qvec, pruned, depth: int) -> list[int]:
     return [s for s, _ in ix.vectors.search(qvec, depth, restrict)]
 
 
-def _temporal(ix, query: str, tiers: list[list[str]], within, depth: int, now: str, qvec=None) -> list[int]:
+def _temporal(ix, query: str, tiers: list[list[str]], within, depth: int, now: str, qvec=None,
+              matched: list[int] | None = None) -> list[int]:
     """Memories in the query's time window, the window itself before its slack: in each, the
     best lexical matches, then the best semantic ones (a turn from that very day may share no
-    word with the question); with no window, the newest."""
+    word with the question). With no window, recency is evidence among what matched the
+    question (the newest of them first), not a door for whatever was written last."""
     if not tiers[0]:
+        if matched:
+            return sorted(set(matched), reverse=True)[:depth]  # seq order is record order
         return ix.lexical.newest(within, depth, now)
     found: list[int] = []
     for buckets in tiers:
