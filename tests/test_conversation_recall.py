@@ -8,7 +8,7 @@ import json
 
 import pytest
 from memstore_cli.main import main
-from reliability_support import make_store
+from reliability_support import cli, make_store
 
 # (session day, [(speaker, text)]): the evidence shares few or no words with the questions
 SESSIONS = [
@@ -49,29 +49,16 @@ def store(tmp_path_factory):
 def _build(tmp_path_factory):
     root = tmp_path_factory.mktemp("conversation")
     store = make_store(root / "store", "")  # the default embedder (bundled e5): what users run
-    capsys = _Capture()
     for day, turns in SESSIONS:
         rows = [{"text": text, "actor": speaker, "key": f"{day}-t{i}", "occurred_at": f"{day}T18:{i:02d}:00Z",
                  "session": day, "turn": i, "keep": True} for i, (speaker, text) in enumerate(turns, start=1)]
         path = root / f"{day}.jsonl"
         path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
-        capsys.call("--store", store, "remember", "--jsonl", path, "--now", f"{day}T19:00:00Z", "--quiet")
-        capsys.call("--store", store, "consolidate", "--now", f"{day}T23:00:00Z", "--quiet")
+        for argv in (("remember", "--jsonl", path, "--now", f"{day}T19:00:00Z"),
+                     ("consolidate", "--now", f"{day}T23:00:00Z")):
+            rc, _out, err = cli("--store", store, *argv, "--quiet")
+            assert rc == 0, err
     return store
-
-
-class _Capture:
-    """main() for a module-scoped fixture, where pytest's capsys is not available."""
-
-    def call(self, *argv):
-        import contextlib
-        import io
-
-        out, err = io.StringIO(), io.StringIO()
-        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-            rc = main([str(a) for a in argv])
-        assert rc == 0, err.getvalue()
-        return out.getvalue()
 
 
 def _recall(capsys, store, question: str, now: str, k: int = 5) -> dict:

@@ -75,11 +75,6 @@ def test_one_part_questions_stay_whole(question):
     assert got.shape in ("single", "count", "list")
 
 
-def test_a_preference_between_two_things_is_no_order_but_each_is_a_part():
-    # 「どちらが好き」 is not 「どちらが先」: no order, and the Japanese と-choice is not split
-    assert split("コーヒーと紅茶はどちらが好き？").shape == "single"
-
-
 @given(st.text(max_size=200))
 def test_any_text_splits_without_error_into_non_empty_distinct_parts(text):
     got = split(text)

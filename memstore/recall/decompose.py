@@ -85,8 +85,9 @@ def _two(a: str, b: str) -> tuple[str, ...] | None:
 
 def split(question: str) -> Decomposed:
     q = question.strip()
-    every = bool(_COUNT.search(q) or _EVERY.search(q))
-    shape_every = "count" if _COUNT.search(q) else "list" if every else "single"
+    counts = bool(_COUNT.search(q))
+    every = counts or bool(_EVERY.search(q))
+    shape_every = "count" if counts else "list" if every else "single"
     for pattern in _ORDER:
         m = pattern.match(q)
         if m and (parts := _two(m["a"], m["b"])):

@@ -152,9 +152,10 @@ def _recall(req: Request, ix, *, now: str, config) -> dict:
     text_cues = timecues.find_cues(req.query, now)
     wins = timewindow.windows(req.query, now)
     shape = decompose.split(req.query)
-    if (wins or text_cues) and _broad(ix, wins, text_cues, pruned.full_scan):
+    named = timewindow.buckets(wins, slack=False) if wins else text_cues  # the time itself, no slack
+    if named and _broad(ix, named, pruned.full_scan):
         # "this year" in a store that holds only this year tells nothing: no time voice, no boost
-        wins, text_cues = [], []
+        wins, text_cues, named = [], [], []
     query_intent = intent.classify(req.query, text_cues or list(req.during) or wins)
     weights = dict(intent.WEIGHTS[query_intent])
     voices: dict[str, list[int]] = {}
@@ -175,7 +176,7 @@ def _recall(req: Request, ix, *, now: str, config) -> dict:
             voices[f"semantic.{i}"] = _semantic(ix, qvecs[i], pruned, depth)
             weights[f"semantic.{i}"] = weights["semantic"] * PART
     if "temporal" in req.voices:
-        tiers = [timewindow.buckets(wins, slack=False), timewindow.buckets(wins)] if wins else [text_cues]
+        tiers = [named, timewindow.buckets(wins)] if wins else [named]
         # a narrow window is read whole ("last Saturday": that day's turns may share no word
         # with the question); in a month, only its lexical matches lead
         whole = qvecs is not None and timewindow.narrow(wins)
@@ -312,10 +313,9 @@ def _informative_records(records: dict[int, Memory], seqs) -> dict[int, float]:
     return {s: INFORMATIVE[min(content_words(records[s].text), len(INFORMATIVE) - 1)] for s in seqs if s in records}
 
 
-def _broad(ix, wins, text_cues: list[str], total: int) -> bool:
-    """Whether the question's time holds more than BROAD of the store (the cues aside: within
-    them, a time may still order what a filter let through)."""
-    named = timewindow.buckets(wins, slack=False) if wins else text_cues
+def _broad(ix, named: list[str], total: int) -> bool:
+    """Whether the question's time buckets hold more than BROAD of the store (the cues aside:
+    within them, a time may still order what a filter let through)."""
     return ix.lexical.count(ix.lexical.term_set("bucket", named)) > BROAD * total
 
 
