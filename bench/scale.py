@@ -55,7 +55,7 @@ def measure(argv: list[str], env: dict, timeout: float) -> dict:
     """Run argv; wall seconds and the child's own peak RSS (os.wait4), killed after timeout."""
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         t = time.perf_counter()
-        p = subprocess.Popen(argv, env=env, stdout=out, stderr=err, start_new_session=True)
+        p = subprocess.Popen(argv, env=env, stdout=out, stderr=err, start_new_session=True, cwd=tempfile.gettempdir())
         killed = []
 
         def kill():
@@ -66,7 +66,11 @@ def measure(argv: list[str], env: dict, timeout: float) -> dict:
                 pass
         timer = threading.Timer(timeout, kill)
         timer.start()
-        _, status, ru = os.wait4(p.pid, 0)
+        try:
+            _, status, ru = os.wait4(p.pid, 0)
+        except BaseException:  # interrupted: the child is in its own session, so take it down too
+            kill()
+            raise
         wall = time.perf_counter() - t
         timer.cancel()
         p.returncode = os.waitstatus_to_exitcode(status)
@@ -385,8 +389,9 @@ def main() -> None:
                             cwd=Path(__file__).parent).stdout.strip()
     dirty = subprocess.run(["git", "status", "--porcelain", "--", "memstore", "cli"], capture_output=True, text=True,
                            cwd=Path(__file__).parent).stdout.strip()
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # so a kill ends the running command too
     code = subprocess.run([sys.executable, "-c", "import memstore; print(memstore.__file__)"], env=env,
-                          capture_output=True, text=True).stdout.strip()
+                          capture_output=True, text=True, cwd=tempfile.gettempdir()).stdout.strip()
     report = {"commit": commit, "code": code, "dirty": bool(dirty), "cpus": os.cpu_count(), "python": sys.version.split()[0],
               "started": time.strftime("%Y-%m-%d %H:%M:%S"), "loadavg": os.getloadavg()[0], "timeout_s": args.timeout, "sizes": {}}
     print(f"machine: {os.cpu_count()} cpu, python {report['python']}; code at {commit} ({code})"
@@ -428,7 +433,7 @@ def main() -> None:
             subprocess.run(["cp", "-a", str(root / "cache"), str(cache)], check=True)
         wenv = {**env, "MEMSTORE_CACHE_DIR": str(cache)}
         for n, store in stores.items():
-            fig = report["sizes"][str(n)] = {"store": str(store)}
+            fig = report["sizes"][str(n)] = {"store": str(store), "loadavg": os.getloadavg()[0]}
             bj = root / f"s{n}.build.json"
             if bj.exists():
                 fig["build"] = json.loads(bj.read_text())
