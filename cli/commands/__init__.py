@@ -41,6 +41,7 @@ COMMANDS: list[tuple[str, str]] = [
     ("import", "import_"),
     ("snapshot", "snapshot"),
     ("verify", "verify"),
+    ("fleet", "fleet"),
     ("config", "config"),
 ]
 
