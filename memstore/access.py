@@ -159,6 +159,21 @@ def redacted(memory, hidden: frozenset[str]):
     return replace(memory, **changes)
 
 
+def linked_ids(item) -> list[str]:
+    """The ids a record links to, or an event touches and links to: all that ``redacted``
+    and ``event_visible`` look up in ``hidden`` (a reader can fetch just these)."""
+    from .events import touched_ids
+
+    if isinstance(item, dict):
+        ids = touched_ids(item)
+        memory = item.get("memory")
+        if isinstance(memory, dict):
+            ids += [i for f in _LINKS for i in memory.get(f) or () if isinstance(i, str)]
+            ids += [v for f in _LINK if isinstance(v := memory.get(f), str)]
+        return ids
+    return [i for f in _LINKS for i in getattr(item, f)] + [v for f in _LINK if (v := getattr(item, f))]
+
+
 def event_visible(event: dict, access: Access | None, hidden: frozenset[str]) -> bool:
     """May this caller see this log event? Not one that creates or touches a record it may
     not read, nor another agent's working memory."""

@@ -38,16 +38,40 @@ def run(
     if unknown := sorted(ops - HANDLERS.keys()):
         raise UsageError(f"--op {unknown[0]!r} is not an op the log records; use one of: {', '.join(HANDLERS)}")
     access = e.access
-    hidden = hidden_ids(LogView(e.layout).state(), access) if access is not None else frozenset()
-    events = [
-        ev for ev in LogView(e.layout).events()
-        if event_visible(ev, access, hidden) and (not ops or ev["op"] in ops) and (lo is None or ev["at"] >= lo) and (hi is None or ev["at"] < hi)
-    ]
-    if limit is not None:
-        events = events[-limit:]
+
+    def wanted(ev: dict) -> bool:
+        return (not ops or ev["op"] in ops) and (lo is None or ev["at"] >= lo) and (hi is None or ev["at"] < hi)
+
+    events = _recent(e.layout, wanted, limit, lo) if access is None and (limit or lo) else None
+    if events is None:
+        hidden = hidden_ids(LogView(e.layout).state(), access) if access is not None else frozenset()
+        events = [ev for ev in LogView(e.layout).events() if event_visible(ev, access, hidden) and wanted(ev)]
+        if limit is not None:
+            events = events[-limit:]
     if json:
         emit_jsonl(events)
         return
     for ev in events:
         who = f"  [{ev['agent']}]" if ev.get("agent") else ""
         out(safe(f"{ev['seq']:>6}  {ev['at']}  {ev['op']:<10} {summary(ev)}{who}"))
+
+
+def _recent(layout, wanted, limit: int | None, since: str | None) -> list[dict] | None:
+    """The newest ``limit`` wanted events (or all since ``since``), read from the log's end:
+    a --limit or --since costs what it returns. None: the log is not regular there, and the
+    caller reads it forwards (memstore.store.backwards)."""
+    from memstore.store.backwards import Irregular, newest_first
+
+    found: list[dict] = []
+    try:
+        for ev in newest_first(layout, stop_month=since[:7] if since else None):
+            if wanted(ev):
+                found.append(ev)
+                if limit is not None and len(found) == limit:
+                    break
+    except Irregular:
+        return None
+    except OSError:
+        return None  # the forward read reports it as it always did
+    found.reverse()
+    return found

@@ -35,15 +35,19 @@ def run(
     from memstore.store.transaction import LogView
 
     e = env(now)
-    state, _reader = load_state(e.layout)
-    memory = state.resolve(ref)
-    if memory is not None and not readable(e.access, memory):
-        memory = None  # a domain the agent has no grant for: as if it did not exist
-    if memory is None:
+    found = _from_index(e.layout, ref, e.access)
+    if found is None:  # no usable records index: the fold answers, as it always did
+        state, _reader = load_state(e.layout)
+        memory = state.resolve(ref)
+        if memory is not None and not readable(e.access, memory):
+            memory = None
+        hidden = hidden_ids(state, e.access) if memory is not None else frozenset()
+        events = [ev for ev in LogView(e.layout).events() if memory is not None and memory.id in touched_ids(ev)]
+    else:
+        memory, events, hidden = found
+    if memory is None:  # (a domain the agent has no grant for: as if it did not exist)
         raise NotFound(f"no memory with id or key {ref!r}; list ids with `memstore export` or `memstore log`")
-    hidden = hidden_ids(state, e.access)
-    events = [ev for ev in LogView(e.layout).events()
-              if memory.id in touched_ids(ev) and event_visible(ev, e.access, hidden)]
+    events = [ev for ev in events if event_visible(ev, e.access, hidden)]
     record = memory_to_dict(redacted(memory, hidden))
     why = None
     if explain:
@@ -67,6 +71,40 @@ def run(
         out(safe(f"  {ev['seq']:>6}  {ev['at']}  {ev['op']:<10} {summary(ev)}{who}"))
     if why:
         _print_explain(why, e.now)
+
+
+def _from_index(layout, ref: str, access):
+    """(record, the events touching it, the ids it links to that the caller may not read)
+    from the records index and a scan of the log for its id: no fold. None: the index cannot
+    answer (missing, behind by much, or not this log's) or the log is not regular there."""
+    from memstore.access import readable
+    from memstore.events import touched_ids
+    from memstore.index.current import open_current
+    from memstore.store.log import well_formed
+    from memstore.store.lookup import lines_with
+
+    current = open_current(layout)
+    if current is None:
+        return None
+    memory = current.resolve(ref, layout)
+    if memory is None or not readable(access, memory):
+        return None, [], frozenset()
+    events, last = [], 0
+    for line in lines_with(layout, memory.id.encode()):
+        ev = well_formed(line)
+        if ev is None or memory.id not in touched_ids(ev):
+            continue
+        if ev["seq"] <= last:
+            return None  # out of order: the forward read's rules decide what it says
+        events.append(ev)
+        last = ev["seq"]
+    hidden: frozenset[str] = frozenset()
+    if access is not None:
+        from memstore.access import linked_ids
+
+        ids = set(linked_ids(memory)) | {i for ev in events for i in linked_ids(ev)}
+        hidden = frozenset(i for i, m in current.get(sorted(ids)).items() if not readable(access, m))
+    return memory, events, hidden
 
 
 def _print_explain(why: dict, now: str) -> None:

@@ -1,3 +1,5 @@
+from memstore.tally import BINS
+
 from ..common import JsonOpt, NowOpt, env
 from ..output import emit_json, out, safe
 
@@ -13,40 +15,19 @@ Examples:
   memstore stats
   memstore stats --now 2027-01-01 --json"""
 
-BINS = 10
-
 
 def run(now: NowOpt = None, json: JsonOpt = False) -> None:
-    from memstore.model import LEVELS, STATUSES, TIERS
-    from memstore.salience import effective, is_protected
+    from memstore.index.current import open_current
     from memstore.store.open import load_state
+    from memstore.tally import tally, tally_current
 
     e = env(now)
-    state, _reader = load_state(e.layout)
-    memories = state.ordered()
-    tally = {
-        "tier": dict.fromkeys(TIERS, 0), "level": dict.fromkeys(LEVELS, 0), "status": dict.fromkeys(STATUSES, 0),
-    }
-    for m in memories:
-        for name in tally:
-            tally[name][getattr(m, name)] = tally[name].get(getattr(m, name), 0) + 1
-    active = [m for m in memories if m.status == "active"]
-    cfg = e.config["salience"]
-    values = [effective(m, e.now, e.config) for m in active]
-    bins = [0] * BINS
-    for v in values:
-        bins[min(BINS - 1, int(v * BINS))] += 1
-    floor = e.config["distill"]["floor"]
-    open_conflicts = sum(len(m.conflicts_with) for m in memories) // 2
-    result = {
-        "at": e.now, "memories": len(memories), **tally, "open_conflicts": open_conflicts,
-        "active_policies": sum(m.level == "policy" for m in active),
-        "effective": {
-            "active": len(active), "bins": bins, "width": 1 / BINS,
-            "protected": sum(is_protected(m.salience, cfg["protect_threshold"]) for m in active),
-            "under_floor": sum(v < floor for v in values), "floor": floor,
-        },
-    }
+    current = open_current(e.layout)
+    if current is not None:  # the records index and the log after it: no fold
+        result = tally_current(current, e.now, e.config)
+    else:
+        state, _reader = load_state(e.layout)
+        result = tally(state.ordered(), e.now, e.config)
     if json:
         emit_json(result)
     else:

@@ -12,13 +12,18 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..codec import dumps, loads
-from ..model import Memory, memory_from_dict, memory_to_dict
+from ..model import AXES, KINDS, LEVELS, STATUSES, TIERS, Memory, memory_from_dict, memory_to_dict
+from ..salience import last_use
+from ..timeutil import parse_ts
 from .lexical import time_order
 from .terms import any_of
 
-FORMAT = "memstore-records/4"  # /4: imported records at their import event's seq, agent, session
+FORMAT = "memstore-records/5"  # /4: imported records at their import event's seq, agent, session;
+# /5: key and open-conflict terms, the salience columns
 # graph edges and the mutable fields; cue filtering itself runs in the lexical index
-DIMENSIONS = ("subject", "status", "level", "tier", "session")
+DIMENSIONS = ("subject", "status", "level", "tier", "session", "key", "open")
+# What `stats` aggregates over every record, as fast (columnar) fields: no record is decoded.
+AXIS_FIELDS = tuple(f"a_{a}" for a in AXES)
 
 
 def record_terms(m: Memory) -> dict[str, list[str]]:
@@ -28,7 +33,20 @@ def record_terms(m: Memory) -> dict[str, list[str]]:
         "level": [m.level],
         "tier": [m.tier],
         "session": [m.session] if m.session else [],  # a turn's neighbours (recall's context step)
+        "key": [m.key] if m.key is not None else [],  # show --key without reading the log
+        "open": ["conflict"] if m.conflicts_with else [],  # `conflicts` lists these
     }
+
+
+def codes(m: Memory) -> int:
+    """Status, tier, level and kind as their positions in the model's tuples, and the number
+    of open conflicts, packed in one integer (one fast field instead of five)."""
+    return (_pos(STATUSES, m.status) | _pos(TIERS, m.tier) << 4 | _pos(LEVELS, m.level) << 8
+            | _pos(KINDS, m.kind) << 12 | min(len(m.conflicts_with), 0xFFFF) << 20)
+
+
+def _pos(values: tuple, value: str) -> int:
+    return values.index(value) if value in values else len(values)  # a value a newer log may hold
 
 
 def _schema():
@@ -42,6 +60,11 @@ def _schema():
     sb.add_text_field("record", stored=True, tokenizer_name="raw", index_option="basic")
     for dim in DIMENSIONS:
         sb.add_text_field(dim, stored=False, tokenizer_name="raw", index_option="basic")
+    for name in (*AXIS_FIELDS, "confidence"):
+        sb.add_float_field(name, stored=False, indexed=False, fast=True)
+    sb.add_unsigned_field("recalls", stored=False, indexed=False, fast=True)
+    sb.add_integer_field("used", stored=False, indexed=False, fast=True)  # last use, epoch seconds
+    sb.add_unsigned_field("codes", stored=False, indexed=False, fast=True)
     return sb.build()
 
 
@@ -75,6 +98,12 @@ class RecordIndex:
             for dim, values in record_terms(m).items():
                 for v in values:
                     doc.add_text(dim, v)
+            for name, a in zip(AXIS_FIELDS, AXES, strict=True):
+                doc.add_float(name, float(getattr(m.salience, a)))
+            doc.add_float("confidence", float(m.confidence))
+            doc.add_unsigned("recalls", m.recall_count)
+            doc.add_integer("used", int(parse_ts(last_use(m)).timestamp()))
+            doc.add_unsigned("codes", codes(m))
             writer.add_document(doc)
         writer.commit()
         writer.wait_merging_threads()
@@ -135,6 +164,24 @@ class RecordIndex:
         if query is None:
             return searcher.num_docs
         return searcher.search(query, 1, count=True).count
+
+    def columns(self) -> dict:
+        """Every record's seq and aggregate fields as numpy arrays, in one document order
+        (``stats`` at a million records: no record is decoded)."""
+        import numpy as np
+
+        searcher = self.index.searcher()
+        n = searcher.num_docs
+        if n == 0:
+            return {}
+        addrs = [a for _s, a in searcher.search(self._t.Query.all_query(), n).hits]
+        out = {"seq": np.array(searcher.fast_field_values("seq", addrs), dtype=np.int64)}
+        for name in (*AXIS_FIELDS, "confidence"):
+            out[name] = np.array(searcher.fast_field_values(name, addrs), dtype=np.float64)
+        out["recalls"] = np.array(searcher.fast_field_values("recalls", addrs), dtype=np.int64)
+        out["used"] = np.array(searcher.fast_field_values("used", addrs), dtype=np.int64)
+        out["codes"] = np.array(searcher.fast_field_values("codes", addrs), dtype=np.int64)
+        return out
 
     def neighbours(self, dim: str, value: str, limit: int) -> list[int]:
         """Seqs of the newest records (by event time) sharing a value; no record is decoded."""

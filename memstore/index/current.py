@@ -1,0 +1,126 @@
+"""Records as the log has them now, without folding the log: the records index at its
+watermark plus the events after it, folded onto the records they touch.
+
+A read that needs a few records (``show``) or aggregates over all of them (``stats``)
+then costs what it returns, not a fold of a million events (~100 s, ~5 GB). The index is
+a derived file and is checked before it is believed (its manifest's format, watermark,
+log anchor, file list and document count; nothing created after its watermark); when
+any check fails, or the log after the watermark is long, ``open_current`` returns None and
+the caller folds the log as before: a derived file that disagrees with the log never
+answers. Nothing is written: a read-only store is read the same way.
+
+Known limit (shared with the index's own catch-up): a person's resolve that reinstates
+abstractions of a record reaches them only through a full fold; a reindex repairs it.
+"""
+
+from __future__ import annotations
+
+from itertools import chain, islice
+
+from ..events import touched_ids
+from ..fold import fold
+from ..model import Memory
+from ..state import State
+from ..store.anchor import anchor_problem
+from ..store.layout import Layout
+from ..store.log import LogReader, read_head
+from . import records
+from .filecheck import files_changed
+from .manifest import read_manifest
+
+MAX_TAIL = 20_000  # events after the watermark folded per read; beyond it, the full fold
+
+
+class Current:
+    """The records index plus ``overlay``: the records the log changed after its watermark,
+    as the fold has them now."""
+
+    def __init__(self, index: records.RecordIndex, overlay: dict[str, Memory], seq: int, at: str | None):
+        self.index = index
+        self.overlay = overlay
+        self.seq = seq
+        self.at = at
+
+    def get(self, ids: list[str]) -> dict[str, Memory]:
+        found = {i: self.overlay[i] for i in ids if i in self.overlay}
+        rest = [i for i in ids if i not in found]
+        if rest:
+            found.update(self.index.get(rest))
+        return found
+
+    def key_id(self, key: str) -> str | None:
+        """The id a caller key is bound to when the records can tell: the one record created
+        with it (a key is bound when first written, and a later write with it reinforces
+        that record). None: ask the log (a key bound by a reinforce only, or by races)."""
+        q = self.index.dimension_query("key", [key])
+        ids = {m.id for m in self.index.posting("key", [key])} if self.index.count(q) <= 4 else {"", " "}
+        ids |= {mid for mid, m in self.overlay.items() if m.key == key}
+        return ids.pop() if len(ids) == 1 else None
+
+    def resolve(self, ref: str, layout: Layout) -> Memory | None:
+        m = self.get([ref]).get(ref)
+        if m is not None:
+            return m
+        mid = self.key_id(ref)
+        if mid is None:  # a key bound by a reinforce only: read the log for it
+            from ..store.lookup import known_for
+
+            mid = known_for(layout, [], [ref]).key_id(ref)
+        return self.get([mid]).get(mid) if mid else None
+
+
+def open_current(layout: Layout) -> Current | None:
+    """The records as of the log's head, or None when the index cannot be believed (the
+    caller folds the log)."""
+    head = read_head(layout)
+    if head.damaged or head.seq == 0:
+        return None
+    manifest = read_manifest(layout.manifest_path("records"))
+    mark = manifest.get("watermark") if isinstance(manifest, dict) else None
+    if (not isinstance(manifest, dict) or manifest.get("format") != records.FORMAT
+            or type(mark) is not int or not 0 < mark <= head.seq
+            or anchor_problem(layout, manifest.get("anchor"), mark) is not None
+            or files_changed(layout, "records", manifest) is not None):
+        return None
+    try:
+        index = _open(layout)
+        if index.count() != manifest.get("count") or index.count_after(mark) > 0:
+            return None  # a crash between the index's commit and its manifest
+        tail = list(islice(_after(layout, manifest["anchor"], mark), MAX_TAIL + 1))
+    except Exception as exc:  # a damaged index: the fold answers (verify and reindex repair it)
+        from .sync import is_damage
+
+        if is_damage(exc) or isinstance(exc, (OSError, ValueError)):
+            return None
+        raise
+    if len(tail) > MAX_TAIL:
+        return None
+    touched = list(dict.fromkeys(i for e in tail for i in touched_ids(e)))
+    before = index.get(touched) if touched else {}
+    state = fold(tail, State(memories=dict(before), seq=mark))
+    overlay = {mid: m for mid, m in state.memories.items() if before.get(mid) != m}
+    return Current(index, overlay, head.seq, head.at)
+
+
+def _open(layout: Layout) -> records.RecordIndex:
+    """The records index, opened for reading (through links when the store is read-only:
+    Tantivy takes lock files beside what it opens)."""
+    import os
+
+    from .sync import shadow
+
+    path = layout.index_path("records")
+    if not os.access(path, os.W_OK):
+        path = shadow(path)
+    return records.RecordIndex(path)
+
+
+def _after(layout: Layout, anchor: dict, mark: int):
+    """The events after ``mark``, read from the byte after its anchored line."""
+    events = LogReader(layout).events(after_seq=mark, start=(anchor["file"], anchor["start"] + anchor["length"] + 1))
+    first = next(events, None)
+    if first is None:
+        return iter(())
+    if first["seq"] != mark + 1:
+        raise ValueError("the log after the watermark does not continue it")
+    return chain([first], events)

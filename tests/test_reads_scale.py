@@ -1,0 +1,163 @@
+"""Reads that cost what they return (issue [6/6]): `show`, `stats` and `log --limit/--since`
+answer from the records index plus the log after its watermark, or from the log's end,
+and must say exactly what the fold of the whole log says.
+
+The store holds every kind of event (reinforcements with keys, merges, supersessions,
+conflicts, a person's resolution, expiry, promotion, distillation, recall usage, forget),
+part of it indexed and part of it only in the log (the index's tail). Each answer is
+compared with the same command on a copy without its index, which must fold.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from datetime import date, timedelta
+from pathlib import Path
+
+import pytest
+from reliability_support import cli, make_store
+from test_lifecycle_year import requests
+
+START = date(2026, 1, 1)
+
+
+def _day(d: int) -> str:
+    return (START + timedelta(days=d)).isoformat() + "T18:00:00Z"
+
+
+def _run(store: Path, *argv: str, stdin: bytes = b"") -> tuple[int, str, str]:
+    return cli("--store", str(store), *argv, stdin=stdin)
+
+
+def _live(store: Path, days: range) -> None:
+    reqs = requests()
+    for d in days:
+        rows = reqs.get(d, [])
+        if d % 3 == 0:  # keys, and a repeat that reinforces under another key
+            rows = [*rows, {"text": f"Ticket {d % 7} is open", "key": f"ticket-{d}"}]
+        if rows:
+            code, out, err = _run(store, "remember", "--jsonl", "-", "--now", _day(d),
+                                  stdin="\n".join(json.dumps(r) for r in rows).encode())
+            assert code == 0, err
+        assert _run(store, "consolidate", "--now", _day(d))[0] == 0
+        if d % 7 == 6:
+            assert _run(store, "distill", "--now", _day(d))[0] == 0
+        if d % 10 == 5:
+            assert _run(store, "recall", "friday deploy", "--now", _day(d))[0] == 0
+
+
+@pytest.fixture(scope="module")
+def stores(tmp_path_factory) -> tuple[Path, Path]:
+    """(an indexed store with a tail after its index, the same store without an index)."""
+    base = tmp_path_factory.mktemp("reads")
+    store = make_store(base / "s")
+    _live(store, range(0, 70))
+    assert _run(store, "index", "--now", _day(70))[0] == 0
+    _live(store, range(70, 100))  # the records index's tail: consolidations, merges, new keys
+    code, out, _ = _run(store, "conflicts", "--json", "--now", _day(100))
+    conflicts = json.loads(out)["conflicts"] if code == 0 and out.strip() else []
+    if conflicts:
+        first = conflicts[0]
+        assert _run(store, "conflicts", "resolve", first["id"], "--keep", "new", "--now", _day(100))[0] == 0
+    ids = _ids(store)
+    assert _run(store, "forget", ids[3], "--now", _day(100))[0] == 0
+    bare = base / "bare"
+    shutil.copytree(store, bare, ignore=shutil.ignore_patterns("index", "snapshots"))
+    return store, bare
+
+
+def _ids(store: Path) -> list[str]:
+    code, out, err = _run(store, "export", "--now", _day(100))
+    assert code == 0, err
+    return [json.loads(line)["id"] for line in out.splitlines() if line.strip()]
+
+
+def test_the_index_has_a_tail_and_is_used(stores):
+    store, _bare = stores
+    from memstore.index.current import open_current
+    from memstore.store.layout import Layout
+
+    current = open_current(Layout(store))
+    assert current is not None
+    assert current.overlay  # the log moved on after the index: the tail is folded per read
+
+
+@pytest.mark.parametrize("now", ["2026-04-11T00:00:00Z", "2026-07-01T00:00:00Z", "2027-06-01T00:00:00Z"])
+def test_stats_equals_the_fold(stores, now):
+    store, bare = stores
+    fast, slow = _run(store, "stats", "--json", "--now", now), _run(bare, "stats", "--json", "--now", now)
+    assert fast == slow
+    assert json.loads(fast[1])["memories"] > 50
+    assert _run(store, "stats", "--now", now) == _run(bare, "stats", "--now", now)
+
+
+def test_show_equals_the_fold_for_every_record(stores):
+    store, bare = stores
+    ids = _ids(bare)
+    assert len(ids) > 50
+    for mid in ids:
+        assert _run(store, "show", mid, "--json", "--now", _day(101)) == _run(bare, "show", mid, "--json", "--now", _day(101))
+    assert _run(store, "show", ids[5], "--explain", "--now", _day(101)) == \
+        _run(bare, "show", ids[5], "--explain", "--now", _day(101))
+
+
+def test_show_by_key_equals_the_fold(stores):
+    store, bare = stores
+    for key in ("ticket-0", "ticket-3", "ticket-72", "ticket-99", "ticket-1"):  # ticket-1 was never written
+        assert _run(store, "show", key, "--json") == _run(bare, "show", key, "--json")
+    code, _out, err = _run(store, "show", "ticket-1")
+    assert code != 0 and "no memory with id or key 'ticket-1'" in err
+
+
+@pytest.mark.parametrize("args", [
+    ("--limit", "1"), ("--limit", "7"), ("--limit", "100000"), ("--op", "expire", "--limit", "3"), ("--op", "promote", "--limit", "2"),
+    ("--since", "2026-03-20"), ("--since", "2026-04-01", "--op", "remember"),
+    ("--since", "2026-02-01", "--until", "2026-02-10", "--limit", "4"),
+])
+def test_log_read_from_the_end_equals_the_forward_read(stores, args):
+    store, _bare = stores
+    code, out, err = _run(store, "log", "--json")
+    assert code == 0, err
+    every = [json.loads(line) for line in out.splitlines()]
+    ops = {args[i + 1] for i, a in enumerate(args) if a == "--op"}
+    since = next((args[i + 1] for i, a in enumerate(args) if a == "--since"), None)
+    until = next((args[i + 1] for i, a in enumerate(args) if a == "--until"), None)
+    limit = next((int(args[i + 1]) for i, a in enumerate(args) if a == "--limit"), None)
+    want = [e for e in every if (not ops or e["op"] in ops) and (since is None or e["at"] >= since + "T00:00:00Z")
+            and (until is None or e["at"] < until + "T00:00:00Z")]
+    if limit:
+        want = want[-limit:]
+    code, out, err = _run(store, "log", "--json", *args)
+    assert code == 0, err
+    assert [json.loads(line) for line in out.splitlines()] == want
+    assert want  # each case shows something
+
+
+def test_log_from_the_end_falls_back_on_a_damaged_line(tmp_path, stores):
+    store, _bare = stores
+    copy = tmp_path / "c"
+    shutil.copytree(store, copy)
+    part = sorted((copy / "log").glob("*.jsonl"))[-1]
+    lines = part.read_bytes().split(b"\n")
+    lines[-5] = b'{"damaged": true'
+    part.write_bytes(b"\n".join(lines))
+    code, out, err = _run(copy, "log", "--json")
+    forward = [json.loads(line) for line in out.splitlines()]
+    code, out, err = _run(copy, "log", "--json", "--limit", "6")
+    assert [json.loads(line) for line in out.splitlines()] == forward[-6:]
+
+
+def test_a_stale_or_foreign_index_is_not_believed(tmp_path, stores):
+    store, bare = stores
+    copy = tmp_path / "c"
+    shutil.copytree(store, copy)
+    manifest = copy / "index" / "records" / "manifest.json"
+    data = json.loads(manifest.read_text())
+    data["watermark"] -= 1  # set back: its anchor no longer names that line
+    manifest.write_text(json.dumps(data))
+    from memstore.index.current import open_current
+    from memstore.store.layout import Layout
+
+    assert open_current(Layout(copy)) is None
+    assert _run(copy, "stats", "--json", "--now", _day(101)) == _run(bare, "stats", "--json", "--now", _day(101))
