@@ -66,7 +66,7 @@ def run_dask(stores: list[tuple[str, str]], stage: str, now: str, cache_dir: str
         raise UsageError("--address needs Dask distributed, which is not installed: "
                          "pip install 'memstore[fleet]'") from None
     try:
-        client = Client(check_address(address), timeout="10s", set_as_default=False)
+        client = Client(check_address(address), timeout="5s", set_as_default=False)
     except (OSError, TimeoutError) as exc:
         raise StoreError(f"cannot reach the Dask scheduler at {address} ({' '.join(str(exc).split())}); "
                          "start it (`dask scheduler`) or check --address; no store was touched") from None
