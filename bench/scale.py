@@ -78,7 +78,7 @@ def measure(argv: list[str], env: dict, timeout: float) -> dict:
         text = out.read().decode("utf-8", "replace")
         err.seek(0)
         errtext = err.read().decode("utf-8", "replace").strip()
-    r = {"argv": argv, "wall_s": wall, "rss_mb": ru.ru_maxrss / 1024, "rc": p.returncode,
+    r = {"argv": argv, "wall_s": wall, "cpu_s": ru.ru_utime + ru.ru_stime, "rss_mb": ru.ru_maxrss / 1024, "rc": p.returncode,
          "timed_out": bool(killed), "lines": text.count("\n"), "stdout_tail": text[-2000:]}
     if errtext and (p.returncode not in (0, 3) or killed):
         r["error"] = errtext.splitlines()[-1][:300]
@@ -87,9 +87,10 @@ def measure(argv: list[str], env: dict, timeout: float) -> dict:
 
 def floor(env: dict, runs: int) -> dict:
     measure([MEMSTORE, "--help"], env, 120)  # compiles memstore's bytecode once
-    f = [measure([sys.executable, "-c", FLOOR], env, 120)["wall_s"] for _ in range(runs)]
+    f = [measure([sys.executable, "-c", FLOOR], env, 120) for _ in range(runs)]
     h = [measure([MEMSTORE, "--help"], env, 120)["wall_s"] for _ in range(runs)]
-    return {"floor_s": statistics.median(f), "help_s": statistics.median(h)}
+    return {"floor_s": statistics.median(r["wall_s"] for r in f), "floor_cpu_s": statistics.median(r["cpu_s"] for r in f),
+            "help_s": statistics.median(h)}
 
 
 def fmt_wall(r: dict, timeout: float) -> str:
@@ -100,20 +101,23 @@ def fmt_wall(r: dict, timeout: float) -> str:
     return f"{r['wall_s']:.2f} s"
 
 
-def table(title: str, rows: list[dict], timeout: float, floor_s: float | None = None) -> None:
+def table(title: str, rows: list[dict], timeout: float, floor_s: float | None = None,
+          floor_cpu_s: float | None = None) -> None:
     print(f"\n{title}")
-    head = "| command | wall | " + ("× floor | " if floor_s else "") + "peak RSS | note |"
+    head = "| command | wall | " + ("× floor (wall / CPU) | " if floor_s else "") + "CPU | peak RSS | note |"
     print(head)
     print("|" + "---|" * (head.count("|") - 1))
     for r in rows:
         if r.get("na"):
-            print(f"| `{r['label']}` | n/a | " + ("| " if floor_s else "") + f"| {r['na']} |")
+            print(f"| `{r['label']}` | n/a | " + ("| " if floor_s else "") + f"| | {r['na']} |")
             continue
-        ratio = "" if not floor_s else ("—" if r["timed_out"] else f"{r['wall_s'] / floor_s:.1f}×") + " | "
+        ratio = "" if not floor_s else ("—" if r["timed_out"] else
+                                        f"{r['wall_s'] / floor_s:.1f}× / {r['cpu_s'] / floor_cpu_s:.1f}×") + " | "
         note = r.get("note", "")
         if r["rc"] not in (0, 3) and not r["timed_out"]:
             note = f"exit {r['rc']}: {r.get('error', '')}"
-        print(f"| `{r['label']}` | {fmt_wall(r, timeout)} | {ratio}{r['rss_mb']:.0f} MB | {note} |", flush=True)
+        print(f"| `{r['label']}` | {fmt_wall(r, timeout)} | {ratio}{r['cpu_s']:.2f} s | {r['rss_mb']:.0f} MB | {note} |",
+              flush=True)
 
 
 def cli(store: Path, *args: str) -> list[str]:
@@ -208,7 +212,8 @@ def reads(store: Path, env: dict, now: str, timeout: float, fl: dict) -> list[di
                  note=f"{r['lines']} lines out")
         del r["stdout_tail"]
         rows.append(r)
-        print(f"  {label}: {fmt_wall(r, timeout)}, {r['rss_mb']:.0f} MB", file=sys.stderr, flush=True)
+        print(f"  {label}: {fmt_wall(r, timeout)}, cpu {r['cpu_s']:.2f} s, {r['rss_mb']:.0f} MB", file=sys.stderr,
+              flush=True)
     return rows
 
 
@@ -230,7 +235,8 @@ def snapshot_open(store: Path, env: dict, now: str, timeout: float) -> list[dict
                 if (store / "snapshots").exists() else "no snapshot written"
         del r["stdout_tail"]
         rows.append(r)
-        print(f"  {label}: {fmt_wall(r, timeout)}, {r['rss_mb']:.0f} MB", file=sys.stderr, flush=True)
+        print(f"  {label}: {fmt_wall(r, timeout)}, cpu {r['cpu_s']:.2f} s, {r['rss_mb']:.0f} MB", file=sys.stderr,
+              flush=True)
 
     step("load_state, no snapshot", [sys.executable, "-c", LOAD_STATE, str(store), "0"])
     step("stats, no snapshot", cli(store, "stats", *n))
@@ -268,7 +274,8 @@ def nightly(store: Path, env: dict, later: str, timeout: float, count: int) -> l
         r.update(label=label, note=f"{r['lines']} lines out")
         del r["stdout_tail"]
         rows.append(r)
-        print(f"  {label}: {fmt_wall(r, timeout)}, {r['rss_mb']:.0f} MB", file=sys.stderr, flush=True)
+        print(f"  {label}: {fmt_wall(r, timeout)}, cpu {r['cpu_s']:.2f} s, {r['rss_mb']:.0f} MB", file=sys.stderr,
+              flush=True)
     batch.unlink()
     return rows
 
@@ -341,7 +348,8 @@ def ingest(scratch: Path, env: dict, now: str, timeout: float, count: int, jobs:
         r.update(label=label, jobs=j, texts_per_s=None if r["timed_out"] else count / r["wall_s"],
                  net_texts_per_s=None if r["timed_out"] or net <= 0 else (count - 1) / net)
         rows.append(r)
-        print(f"  {label}: {fmt_wall(r, timeout)}, {r['rss_mb']:.0f} MB", file=sys.stderr, flush=True)
+        print(f"  {label}: {fmt_wall(r, timeout)}, cpu {r['cpu_s']:.2f} s, {r['rss_mb']:.0f} MB", file=sys.stderr,
+              flush=True)
     one = next((r.get("net_texts_per_s") for r in rows if r.get("jobs") == 1 and not r.get("na")), None)
     for r in rows:
         if r.get("texts_per_s"):
@@ -394,7 +402,7 @@ def main() -> None:
                           capture_output=True, text=True, cwd=tempfile.gettempdir()).stdout.strip()
     report = {"commit": commit, "code": code, "dirty": bool(dirty), "cpus": os.cpu_count(), "python": sys.version.split()[0],
               "started": time.strftime("%Y-%m-%d %H:%M:%S"), "loadavg": os.getloadavg()[0], "timeout_s": args.timeout, "sizes": {}}
-    print(f"machine: {os.cpu_count()} cpu, python {report['python']}; code at {commit} ({code})"
+    print(f"machine: {os.cpu_count()} cpu, python {report['python']}; bench/ at {commit}, memstore from {code}"
           f"{' (memstore/ or cli/ has uncommitted changes)' if dirty else ''}; load average "
           f"{os.getloadavg()[0]:.1f}", flush=True)
 
@@ -442,10 +450,11 @@ def main() -> None:
                 fig["copy_s"] = copy_store(store, work)
             if "reads" in only:
                 fl = fig["floor"] = floor(env, args.floor_runs)
-                print(f"\nN={n:,}: import floor {fl['floor_s'] * 1000:.0f} ms, `memstore --help` "
+                print(f"\nN={n:,}: import floor {fl['floor_s'] * 1000:.0f} ms (cpu {fl['floor_cpu_s'] * 1000:.0f} ms), "
+                      f"`memstore --help` "
                       f"{fl['help_s'] * 1000:.0f} ms (medians of {args.floor_runs})", flush=True)
                 fig["reads"] = reads(work, wenv, now, args.timeout, fl)
-                table(f"reads at N={n:,} (--now {now})", fig["reads"], args.timeout, fl["floor_s"])
+                table(f"reads at N={n:,} (--now {now})", fig["reads"], args.timeout, fl["floor_s"], fl["floor_cpu_s"])
                 save()
             if "snapshot" in only:
                 fig["snapshot"] = snapshot_open(work, wenv, now, args.timeout)
