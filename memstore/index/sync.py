@@ -46,6 +46,7 @@ from . import lexical, records, vectors
 from .embcache import EmbeddingCache
 from .filecheck import file_list, files_changed
 from .manifest import read_manifest, write_manifest
+from .workers import EmbedPool
 
 
 class Indexes:
@@ -243,8 +244,8 @@ def _remove(path: Path) -> None:
         shutil.rmtree(path)
     elif path.exists() or path.is_symlink():
         path.unlink()
-    if path.suffix == ".usearch":  # the flat matrix and seqs beside it
-        for side in vectors.sidecars(path):
+    if path.suffix == ".usearch":  # the seqs beside it (and an older format's copy of the rows)
+        for side in (*vectors.sidecars(path), *vectors.stale(path)):
             side.unlink(missing_ok=True)
 
 
@@ -278,11 +279,14 @@ def read_lock(layout: Layout):
 
 
 def open_indexes(layout: Layout, config, cache_dir: Path | None, *, progress=None,
-                 rebuild: bool = False, notify=None, embedder=None) -> Indexes:
+                 rebuild: bool = False, notify=None, embedder=None, jobs: int = 1) -> Indexes:
     """Open the indexes, first catching them up with the log (under the index lock).
 
     ``notify(text)`` hears, once, that damaged or foreign index files were rebuilt.
-    ``embedder``: one already loaded (a long-lived process keeps its model)."""
+    ``embedder``: one already loaded (a long-lived process keeps its model).
+    ``jobs``: worker processes that embed what the catch-up adds (workers.py; 1: this one)."""
+    if type(jobs) is not int or jobs < 1:
+        raise ValueError(f"jobs must be a positive integer, not {jobs!r}")
     embedder = embedder or make_embedder(config)
     cache = EmbeddingCache(cache_dir, embedder.name, embedder.dim)
     head = read_head(layout).seq
@@ -298,19 +302,25 @@ def open_indexes(layout: Layout, config, cache_dir: Path | None, *, progress=Non
 
     def heal(name: str) -> tuple:
         with exclusive_lock(layout.index_dir / ".lock"):
-            parts, _mark, _applied = _build(layout, embedder, cache, progress, notify, rebuild=True)
+            parts, _mark, _applied = _build(layout, embedder, cache, progress, notify, rebuild=True, jobs=jobs)
         if notify:
             notify(f"memstore: index/{_shown(name)} was damaged; "
                    "rebuilt from the log")
         return parts
 
     with exclusive_lock(layout.index_dir / ".lock"):
-        parts, mark, applied = _build(layout, embedder, cache, progress, notify, rebuild=rebuild)
+        parts, mark, applied = _build(layout, embedder, cache, progress, notify, rebuild=rebuild, jobs=jobs)
     return Indexes(parts, embedder, cache, mark, applied, heal)
 
 
-def _build(layout: Layout, embedder, cache, progress, notify, *, rebuild: bool):
-    """Catch up (or rebuild) under the index lock; (parts, watermark, events applied)."""
+def _build(layout: Layout, embedder, cache, progress, notify, *, rebuild: bool, jobs: int = 1):
+    """Catch up (or rebuild) under the index lock; (parts, watermark, events applied).
+    The workers, when a catch-up needs them, live as long as this call."""
+    with EmbedPool(embedder, jobs) as pool:
+        return _build_with(layout, pool, cache, progress, notify, rebuild=rebuild)
+
+
+def _build_with(layout: Layout, embedder, cache, progress, notify, *, rebuild: bool):
     paths = layout.index_paths()
     vpath = paths["vectors"]
     if rebuild:

@@ -1,11 +1,14 @@
 """The semantic voice: a USearch cosine index over memory embeddings, keyed by seq.
 
 Search is exact (brute force inside USearch) up to EXACT_LIMIT vectors, so small
-stores give the same answers as a cosine oracle; above it, HNSW. Beside the
-USearch file lie the same vectors as a flat float32 matrix (``.rows``) and their
-seqs in ascending order (``.keys``): restricted searches (cue-filtered
-candidates) and MMR read rows from that memory map directly, which is ~10x
-faster than fetching thousands of vectors one by one from USearch.
+stores give the same answers as a cosine oracle; above it, HNSW. Restricted
+searches (cue-filtered candidates) and MMR read vectors as rows of a flat float32
+matrix, memory-mapped, which is ~10x faster than fetching thousands of vectors one by
+one from USearch. That matrix is the USearch file's own: USearch writes the vectors
+first, in the order they were added (ascending seq, one thread), as one float32 block
+after two uint32s (rows, bytes a row). Beside the file lie the seqs in that order
+(``.keys``). (Up to format /3 a copy of the matrix lay beside it too, ``.rows``: the
+index on disk held every vector twice.)
 """
 
 from __future__ import annotations
@@ -13,32 +16,39 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-FORMAT = "memstore-vectors/3"  # /3: a long text is embedded from its first 512-token window
+FORMAT = "memstore-vectors/4"  # /3: a long text is embedded from its first 512-token window;
+# /4: the rows are read from the USearch file (no .rows copy)
 EXACT_LIMIT = 50_000
 # HNSW build effort: half USearch's default of 128. `python bench/usearch_params.py`
 # (50k hashing vectors): 440 vs 725 us per insert for recall@30 0.983 vs 0.986 against exact.
 EXPANSION_ADD = 64
 
 
-def sidecars(path: Path) -> tuple[Path, Path]:
-    """The flat matrix and its seqs, named after the USearch file."""
-    return path.with_name(path.name + ".rows"), path.with_name(path.name + ".keys")
+def sidecars(path: Path) -> tuple[Path]:
+    """The seqs of the rows, named after the USearch file."""
+    return (path.with_name(path.name + ".keys"),)
+
+
+def stale(path: Path) -> tuple[Path]:
+    """Files an older format kept beside the USearch file (removed with the index)."""
+    return (path.with_name(path.name + ".rows"),)
+
+
+_HEAD = 8  # two uint32 before the vectors: their count and the bytes of each
 
 
 class VectorIndex:
-    """The flat rows are memory-mapped on open; the USearch file is viewed (memory-mapped,
-    O(n) to open) only when an HNSW search needs it, and loaded into memory only to add."""
+    """The rows are memory-mapped on open; the USearch index is viewed (memory-mapped, O(n)
+    to open) only when an HNSW search needs it, and loaded into memory only to add."""
 
     def __init__(self, path: Path, dim: int):
         self.path = path
         self.dim = dim
         self._index = None  # the USearch index, opened on first use
         self._writable = not path.exists()
-        self._pending: list[tuple[object, object]] = []  # (keys, vectors) added, not yet saved
+        self._pending: list = []  # keys added, not yet saved (their vectors: in the index)
         self._dirty = not path.exists()  # a new index is written even when empty
         self._map_rows()
-        if path.exists() and path.stat().st_size < len(self.keys) * dim * 4:
-            raise ValueError(f"{path.name} is shorter than the {len(self.keys)} vectors it should hold")
 
     @property
     def index(self):
@@ -50,35 +60,46 @@ class VectorIndex:
             if self.path.exists():
                 self._index.view(str(self.path))
                 if len(self._index) != len(self.keys):
-                    raise ValueError(f"{sidecars(self.path)[1].name} holds {len(self.keys)} seqs, "
+                    raise ValueError(f"{sidecars(self.path)[0].name} holds {len(self.keys)} seqs, "
                                      f"{self.path.name} {len(self._index)}")
         return self._index
 
     def _map_rows(self) -> None:
-        """Map the flat matrix and read its seqs (nothing when the index is new)."""
+        """Map the USearch file's matrix and read its seqs (nothing when the index is new)."""
         import numpy as np
 
-        rows_path, keys_path = sidecars(self.path)
+        (keys_path,) = sidecars(self.path)
         self.keys = np.zeros(0, dtype="<u8")
         self.rows = np.zeros((0, self.dim), dtype="<f4")
         if not self.path.exists():
             return
         try:
             self.keys = np.fromfile(keys_path, dtype="<u8")
-            nbytes = rows_path.stat().st_size
         except FileNotFoundError:
-            raise ValueError(f"{rows_path.name} or {keys_path.name} is missing") from None
-        if nbytes != len(self.keys) * self.dim * 4:
-            raise ValueError(f"{rows_path.name} holds {nbytes} bytes for {len(self.keys)} vectors")
-        if len(self.keys):
-            self.rows = np.memmap(rows_path, dtype="<f4", mode="r", shape=(len(self.keys), self.dim))
+            raise ValueError(f"{keys_path.name} is missing") from None
+        n, width = len(self.keys), self.dim * 4
+        with open(self.path, "rb") as fh:
+            head = fh.read(_HEAD)
+            size = os.fstat(fh.fileno()).st_size
+            if size >= _HEAD + n * width + 7:
+                fh.seek(_HEAD + n * width)
+                magic = fh.read(7)
+            else:
+                magic = b""
+        if size < _HEAD + n * width:
+            raise ValueError(f"{self.path.name} is shorter than the {n} vectors it should hold")
+        if len(head) < _HEAD or tuple(np.frombuffer(head, dtype="<u4")) != (n, width) or magic != b"usearch":
+            raise ValueError(f"{self.path.name} does not begin with the {n} vectors of "
+                             f"{keys_path.name} (damaged, or not written by this memstore)")
+        if n:
+            self.rows = np.memmap(self.path, dtype="<f4", mode="r", offset=_HEAD, shape=(n, self.dim))
 
     def __len__(self) -> int:
-        return len(self.keys) + sum(len(k) for k, _v in self._pending)
+        return len(self.keys) + sum(len(k) for k in self._pending)
 
     def max_seq(self) -> int:
         """The newest seq held (0 when empty)."""
-        last = [int(k[-1]) for k, _v in self._pending[-1:]] or [int(self.keys[-1]) if len(self.keys) else 0]
+        last = [int(k[-1]) for k in self._pending[-1:]] or [int(self.keys[-1]) if len(self.keys) else 0]
         return last[0]
 
     def check_rows(self, rows) -> None:
@@ -93,8 +114,7 @@ class VectorIndex:
             norms = np.einsum("ij,ij->i", rows, rows)
         ok = np.isfinite(norms) & ((norms == 0) | (np.abs(norms - 1.0) < 2e-3))
         if not ok.all():
-            raise ValueError(f"{sidecars(self.path)[0].name} holds vectors that are not unit length "
-                             "(damaged)")
+            raise ValueError(f"{self.path.name} holds vectors that are not unit length (damaged)")
 
     def add(self, seqs: list[int], vectors) -> None:
         import numpy as np
@@ -108,7 +128,7 @@ class VectorIndex:
             self._index.load(str(self.path))
             if len(self._index) != len(self.keys):
                 raise ValueError(f"{self.path.name} holds {len(self._index)} vectors, "
-                                 f"{sidecars(self.path)[1].name} {len(self.keys)}")
+                                 f"{sidecars(self.path)[0].name} {len(self.keys)}")
             self._writable = True
         keys = np.asarray(seqs, dtype=np.uint64)
         present = self.index.contains(keys)
@@ -116,32 +136,31 @@ class VectorIndex:
             keys, vectors = keys[~present], vectors[~present]
         if not len(keys):
             return
-        last = self._pending[-1][0][-1] if self._pending else (self.keys[-1] if len(self.keys) else 0)
+        last = self._pending[-1][-1] if self._pending else (self.keys[-1] if len(self.keys) else 0)
         if keys[0] <= last or np.any(keys[1:] <= keys[:-1]):
             raise ValueError("vectors must be added in ascending seq order")
-        self.index.add(keys, vectors, threads=1)  # one thread: the same graph every build
+        # one thread: the same graph every build, and slots in the order added (the rows' order)
+        self.index.add(keys, np.ascontiguousarray(vectors, dtype="<f4"), threads=1)
         self._dirty = True
-        self._pending.append((keys, np.ascontiguousarray(vectors, dtype="<f4")))
+        self._pending.append(keys)
 
     def save(self) -> None:
-        """Append the new rows and keys, then replace the USearch file.
+        """Append the new keys, then replace the USearch file.
 
-        A crash in between leaves counts that disagree with the manifest (or a torn
-        row, which the next open reports as a ValueError), so the indexes are rebuilt
-        from the log.
+        A crash in between leaves counts that disagree with the manifest (and with the
+        USearch file's), so the indexes are rebuilt from the log.
         """
         if not self._dirty:  # nothing added: the files on disk are current (and may be large)
             return
         from ..store.fs import FILE_MODE, write_all
 
-        rows_path, keys_path = sidecars(self.path)
-        for target, part in ((rows_path, 1), (keys_path, 0)):
-            fd = os.open(target, os.O_WRONLY | os.O_APPEND | os.O_CREAT, FILE_MODE)
-            try:
-                for item in self._pending:
-                    write_all(fd, item[part])
-            finally:
-                os.close(fd)
+        (keys_path,) = sidecars(self.path)
+        fd = os.open(keys_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, FILE_MODE)
+        try:
+            for keys in self._pending:
+                write_all(fd, keys)
+        finally:
+            os.close(fd)
         self._pending = []
         tmp = self.path.with_name(self.path.name + ".tmp")
         self.index.save(str(tmp))
@@ -153,17 +172,22 @@ class VectorIndex:
         """(seqs that have a vector, ascending; their rows as a float32 matrix)."""
         import numpy as np
 
-        have, rows = self.keys, self.rows
-        if self._pending:  # added but not saved yet: searchable all the same (a copy, rarely needed)
-            have = np.concatenate([have, *(k for k, _v in self._pending)])
-            rows = np.concatenate([np.asarray(rows), *(v for _k, v in self._pending)])
         keys = np.sort(np.asarray(list(seqs), dtype=np.uint64))
         keys = keys[np.concatenate(([True], keys[1:] != keys[:-1]))] if len(keys) else keys  # np.unique
         # would import numpy.ma, 11 ms of every CLI recall
-        at = np.searchsorted(have, keys)
-        ok = at < len(have)
-        ok[ok] = have[at[ok]] == keys[ok]
-        found = np.asarray(rows[at[ok]], dtype=np.float32)
+        at = np.searchsorted(self.keys, keys)
+        ok = at < len(self.keys)
+        ok[ok] = self.keys[at[ok]] == keys[ok]
+        found = np.asarray(self.rows[at[ok]], dtype=np.float32)
+        if self._pending:  # added but not saved yet: searchable all the same (from the index, rarely)
+            new = np.concatenate(self._pending)
+            mine = np.isin(keys, new) & ~ok
+            if mine.any():
+                more = np.asarray(self.index.get(keys[mine]), dtype=np.float32).reshape(-1, self.dim)
+                both = np.concatenate([keys[ok], keys[mine]])
+                order = np.argsort(both, kind="stable")
+                found = np.concatenate([found, more])[order]
+                keys, ok = both[order], np.ones(len(both), dtype=bool)
         self.check_rows(found)
         return keys[ok], found
 
