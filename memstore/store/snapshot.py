@@ -2,9 +2,9 @@
 
 ``snapshots/state-<seq>.parquet`` holds one row per memory; its key-value metadata
 records the format, the seq, where in the log the tail starts, the row count, a
-checksum of the canonical rows (checked on every open against the rows as Parquet returns
-them, which are the canonical rows: ~7% of the read) and the anchor of the log line at its seq with the sizes of the
-partitions before it (store/anchor.py: another store's snapshot, or one of a log since
+checksum of the rows' columns (``content_checksum``, checked on every open; each page also
+carries a CRC) and the anchor of the log line at its seq with the sizes of the partitions
+before it (store/anchor.py: another store's snapshot, or one of a log since
 truncated or replaced, is not used). Deleting snapshots changes no answer.
 pyarrow is imported here only (it costs ~100 ms of start-up).
 """
@@ -22,8 +22,8 @@ from ..state import State, state_rows
 from .fs import ensure_dir, read_regular, write_atomic
 from .layout import SNAPSHOT_NAME, Layout
 
-FORMAT = "memstore-snapshot/5"  # /2: retired; /3: rows checksum, log anchor; /4: against, author;
-# /5: agent, notes, session, turn
+FORMAT = "memstore-snapshot/6"  # /2: retired; /3: rows checksum, log anchor; /4: against, author;
+# /5: agent, notes, session, turn; /6: the checksum of the columns, page CRCs
 KEEP = 2  # older snapshots are removed after a new one is written
 
 
@@ -53,6 +53,19 @@ def rows_checksum(rows: list[dict]) -> str:
     return h.hexdigest()
 
 
+def content_checksum(table) -> str:
+    """sha256 of the table's columns as Arrow's IPC stream writes them (its metadata left out):
+    the same for the table a write builds and the one a read gets back, whatever the Parquet
+    encoding, so an edited value is caught without a dict per row (~8x cheaper)."""
+    import pyarrow as pa
+
+    t = table.replace_schema_metadata(None).combine_chunks()
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_stream(sink, t.schema) as writer:
+        writer.write_table(t)
+    return hashlib.sha256(sink.getvalue()).hexdigest()
+
+
 def snapshot_files(layout: Layout) -> list[tuple[int, Path]]:
     try:
         names = os.listdir(layout.snapshots_dir)
@@ -75,14 +88,23 @@ def parquet_bytes(state: State, position: tuple[str, int] | None = None, anchor:
         "at": state.at,
         "position": list(position) if position else None,
         "rows": len(rows),
-        "checksum": rows_checksum(rows),
+        "checksum": None,
         "anchor": anchor,
         "keys": dict(sorted(state.keys.items())),
         "notes": dict(sorted(state.notes.items())),
     }
-    table = table.replace_schema_metadata({b"memstore": dumps(meta)})
+    data = _parquet(table)
+    # the checksum of the columns as a reader gets them back (a column of nulls is built one
+    # way and read back another): the data pages do not change when the metadata is added
+    meta["checksum"] = content_checksum(pq.read_table(pa.BufferReader(data)))
+    return _parquet(table.replace_schema_metadata({b"memstore": dumps(meta)}))
+
+
+def _parquet(table) -> bytes:
+    import pyarrow.parquet as pq
+
     buf = io.BytesIO()
-    pq.write_table(table, buf, compression="zstd")
+    pq.write_table(table, buf, compression="zstd", write_page_checksum=True)
     return buf.getvalue()
 
 
@@ -115,28 +137,45 @@ def take_snapshot(layout: Layout) -> tuple[Path, State]:
 
 def read_snapshot(path: Path) -> tuple[State, dict]:
     """The state a snapshot holds and its metadata; ValueError (or any pyarrow error) when it is
-    damaged, of another format, or its rows do not match their checksum."""
+    damaged (a page fails its CRC), of another format, or its rows do not match their checksum."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
     # a FIFO or directory named like a snapshot: refused, never waited on
-    table = pq.read_table(pa.BufferReader(read_regular(path)))
+    table = pq.read_table(pa.BufferReader(read_regular(path)), page_checksum_verification=True)
     meta = loads(table.schema.metadata[b"memstore"])
     if not isinstance(meta, dict) or meta.get("format") != FORMAT:
         raise ValueError(f"snapshot format {meta.get('format') if isinstance(meta, dict) else None!r} "
                          f"is not this memstore's {FORMAT!r}")
-    rows = table.to_pylist()  # the state's canonical rows: hashed as they are, no Memory built
-    if meta.get("rows") != len(rows) or meta.get("checksum") != rows_checksum(rows):
+    if meta.get("rows") != table.num_rows or meta.get("checksum") != content_checksum(table):
         raise ValueError("rows do not match the checksum in its metadata")
     notes = meta.get("notes") or {}
     if not isinstance(notes, dict) or not all(isinstance(v, dict) and isinstance(v.get("text"), str)
                                               for v in notes.values()):
         raise ValueError("its working-memory notes are not a table of texts")
     state = State(seq=meta["seq"], at=meta["at"], keys=dict(meta["keys"]), notes=dict(notes))
-    for row in rows:
-        m = memory_from_dict(row)
-        state.memories[m.id] = m
+    state.memories = {m.id: m for m in _memories(table)}
+    if len(state.memories) != table.num_rows:
+        raise ValueError("it holds an id twice")
     return state, meta
+
+
+def _memories(table):
+    """The records of a snapshot's table, built column by column (no dict per row: 2-3x
+    faster than a row-wise read). The columns are the state's canonical rows, checksummed."""
+    from ..model import MEMORY_FIELDS, Memory, Salience
+
+    tuples = {"actors", "time_buckets", "derived_from", "conflicts_with", "reconciled_with", "against"}
+    columns = []
+    for name in MEMORY_FIELDS:
+        if name == "salience":
+            axes = table.column("salience").combine_chunks().flatten()
+            columns.append(map(Salience, *(a.to_pylist() for a in axes)))
+        elif name in tuples:
+            columns.append(tuple(v) if v else () for v in table.column(name).to_pylist())
+        else:
+            columns.append(table.column(name).to_pylist())
+    return map(Memory, *columns)
 
 
 def snapshot_anchor(layout: Layout, meta: dict) -> dict | None:
