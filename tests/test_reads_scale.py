@@ -30,10 +30,20 @@ def _run(store: Path, *argv: str, stdin: bytes = b"") -> tuple[int, str, str]:
     return cli("--store", str(store), *argv, stdin=stdin)
 
 
+BELIEFS = {  # conflicts, some settled automatically, before and after the index's watermark
+    10: {"text": "We deploy on Fridays", "subject": "deploys", "kind": "decision"},
+    12: {"text": "We never deploy on Fridays", "subject": "deploys", "kind": "decision"},
+    75: {"text": "Alice is the billing lead"},
+    80: {"text": "Bob is the billing lead now"},
+    85: {"text": "The office is in Berlin", "subject": "office", "kind": "fact"},
+    90: {"text": "The office is not in Berlin anymore", "subject": "office", "kind": "fact"},
+}
+
+
 def _live(store: Path, days: range) -> None:
     reqs = requests()
     for d in days:
-        rows = reqs.get(d, [])
+        rows = reqs.get(d, []) + ([BELIEFS[d]] if d in BELIEFS else [])
         if d % 3 == 0:  # keys, and a repeat that reinforces under another key
             rows = [*rows, {"text": f"Ticket {d % 7} is open", "key": f"ticket-{d}"}]
         if rows:
@@ -161,3 +171,11 @@ def test_a_stale_or_foreign_index_is_not_believed(tmp_path, stores):
 
     assert open_current(Layout(copy)) is None
     assert _run(copy, "stats", "--json", "--now", _day(101)) == _run(bare, "stats", "--json", "--now", _day(101))
+
+
+@pytest.mark.parametrize("args", [(), ("--all",)])
+def test_conflicts_equal_the_fold(stores, args):
+    store, bare = stores
+    fast, slow = _run(store, "conflicts", "--json", *args), _run(bare, "conflicts", "--json", *args)
+    assert fast == slow
+    assert len(json.loads(fast[1])["conflicts"]) >= (3 if args else 0)

@@ -17,7 +17,7 @@ import os
 from pathlib import Path
 
 from ..codec import dumps, loads
-from ..model import AXES, memory_from_dict
+from ..model import AXES
 from ..state import State, state_rows
 from .fs import ensure_dir, read_regular, write_atomic
 from .layout import SNAPSHOT_NAME, Layout
