@@ -9,6 +9,7 @@ failure is a result, never an exception: one bad store must not stop the others.
 from __future__ import annotations
 
 import os
+import threading
 import time
 from pathlib import Path
 
@@ -18,6 +19,9 @@ from ..store.layout import Layout, show_path
 STAGES = ("consolidate", "distill", "index", "snapshot", "brief", "verify")
 
 _EMBEDDERS: dict[tuple, object] = {}  # one per embedder config per worker: a model loads once
+# One run at a time per process: the umask and the skipped-lines record are per process, so two
+# runs on two threads of one Dask worker would mix them (threads gain nothing here anyway)
+_ONE_AT_A_TIME = threading.Lock()
 
 
 class _Findings(Exception):
@@ -32,6 +36,11 @@ def run_one(root: str, stage: str, now: str, cache_dir: str | None) -> dict:
     """Run ``stage`` on the store at ``root`` at ``now``: {"stage", "status" ("ok" or
     "failed"), "seconds", "error" (one line, or None), "result" (the stage's, or None),
     "skipped_lines" (damaged log lines the run read past)}."""
+    with _ONE_AT_A_TIME:
+        return _run_one(root, stage, now, cache_dir)
+
+
+def _run_one(root: str, stage: str, now: str, cache_dir: str | None) -> dict:
     from ..store.log import skipped_lines
 
     started = time.perf_counter()  # a duration for the report, not a time the store sees
