@@ -138,6 +138,40 @@ def test_fleet_consolidate_runs_every_store_and_leaves_a_failed_one_as_it_was(tm
     assert "is earlier than the store's latest record time" in results["late"]["error"]
 
 
+def _damage_line(store: Path, n: int) -> None:
+    """Two bytes of the log's line n (1-based) overwritten: no longer a well-formed event."""
+    path = next((store / "log").glob("*.jsonl"))
+    lines = path.read_bytes().split(b"\n")
+    lines[n - 1] = lines[n - 1][:20] + b"XX" + lines[n - 1][22:]
+    path.write_bytes(b"\n".join(lines))
+
+
+def test_a_damaged_log_fails_only_where_the_command_would(tmp_path):
+    """A damaged line in the middle is skipped (and counted); a damaged last line stops the
+    append after the stage planned: the store fails with `memstore consolidate`'s error and
+    its bytes stay as they were."""
+    root = tmp_path / "root"
+    for name, line in (("last", 5), ("middle", 2)):
+        _remember(make_store(root / name), TEXTS, T0)
+        _damage_line(root / name, line)
+    direct = copy(root, tmp_path / "direct")
+    before = digest(root / "last")
+    rc, out, err = fleet("consolidate", "--root", root, "--now", NOW, "--json")
+    assert rc == 1, err
+    last, middle = json.loads(out)["results"]
+    rc, _out, err = cli("--store", direct / "last", "consolidate", "--now", NOW)
+    assert rc == 1
+    assert (last["status"], last["error"], last["skipped_lines"]) == ("failed", err.splitlines()[0][7:], 1)
+    assert "is not a well-formed event; nothing was written" in last["error"]
+    assert digest(root / "last") == before
+    rc, got, err = cli("--store", direct / "middle", "consolidate", "--now", NOW, "--json")
+    assert rc == 0 and "skipped 1 damaged log line(s)" in err
+    assert (middle["status"], middle["skipped_lines"], middle["result"]["appended"]) == (
+        "ok", 1, json.loads(got)["appended"])
+    assert log_bytes(root / "middle") == log_bytes(direct / "middle")
+    assert _summary(middle).endswith(" (skipped 1 damaged log line(s); `memstore verify` names them)")
+
+
 def _summary(e: dict) -> str:
     from memstore.fleet.runner import summary
 
