@@ -179,3 +179,18 @@ def test_conflicts_equal_the_fold(stores, args):
     fast, slow = _run(store, "conflicts", "--json", *args), _run(bare, "conflicts", "--json", *args)
     assert fast == slow
     assert len(json.loads(fast[1])["conflicts"]) >= (3 if args else 0)
+
+
+def test_export_of_named_records_equals_the_whole_export(stores):
+    store, bare = stores
+    code, out, err = _run(bare, "export")
+    rows = {json.loads(line)["id"]: line for line in out.splitlines()}
+    ids = sorted(rows)[::17]
+    code, out, err = _run(store, "export", *(a for i in ids for a in ("--id", i)))
+    assert code == 0, err
+    assert out.splitlines() == [rows[i] for i in ids]
+    assert _run(store, "export", "--id", "ticket-3") == _run(bare, "export", "--id", "ticket-3")
+    code, _out, err = _run(store, "export", "--id", "nope")
+    assert code != 0 and "no memory with id or key 'nope'" in err
+    code, _out, err = _run(store, "export", "--id", ids[0], "--history")
+    assert code == 2 and "--id exports records as jsonl" in err

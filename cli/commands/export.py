@@ -21,7 +21,8 @@ Examples:
   memstore export > state.jsonl
   memstore export --format parquet --output state.parquet
   memstore export --format markdown > memory.md
-  memstore export --history > events.jsonl"""
+  memstore export --history > events.jsonl
+  memstore export --id m3f1c0e9a2b4d6e8 --id ticket-1423"""
 
 
 def run(
@@ -29,6 +30,8 @@ def run(
     output: Annotated[Path | None, typer.Option("--output", "-o", metavar="FILE",
                                                 help="Write here instead of stdout.")] = None,
     history: Annotated[bool, typer.Option("--history", help="The full event log instead of the state.")] = False,
+    ids: Annotated[list[str] | None, typer.Option("--id", metavar="ID|KEY",
+                                                  help="Only these records (repeatable; jsonl).")] = None,
     now: NowOpt = None,
 ) -> None:
     from memstore.access import event_visible, hidden_ids, readable, redacted
@@ -39,7 +42,11 @@ def run(
     if format not in ("jsonl", "parquet", "markdown"):
         raise UsageError(f"--format {format!r} is not one of: jsonl, parquet, markdown")
     e = env(now)
-    if history:
+    if ids:
+        if history or format != "jsonl":
+            raise UsageError("--id exports records as jsonl; drop --history and --format")
+        data = _records(e, ids)
+    elif history:
         if format != "jsonl":
             raise UsageError("--history is written as jsonl; drop --format parquet")
         access = e.access
@@ -73,3 +80,32 @@ def run(
             output.write_bytes(data)
         except OSError as exc:
             raise UsageError(f"cannot write --output {output}: {exc.strerror}") from None
+
+
+def _records(e, refs: list[str]) -> bytes:
+    """The named records, one line each in the order given, as the whole export has them:
+    from the records index and the log after it when it can answer (no fold), else the fold.
+    A reference that names no record (or one the agent may not read) is a NotFound."""
+    from memstore.access import hidden_ids, linked_ids, readable, redacted
+    from memstore.codec import dumps_line
+    from memstore.errors import NotFound
+    from memstore.index.current import open_current
+    from memstore.model import memory_to_dict
+    from memstore.store.open import load_state
+
+    current = open_current(e.layout)
+    state = None if current is not None else load_state(e.layout)[0]
+    found = []
+    for ref in refs:
+        m = current.resolve(ref, e.layout) if current is not None else state.resolve(ref)
+        if m is None or not readable(e.access, m):
+            raise NotFound(f"no memory with id or key {ref!r}; list ids with `memstore export` or `memstore log`")
+        found.append(m)
+    if e.access is None:
+        hidden = frozenset()
+    elif current is None:
+        hidden = hidden_ids(state, e.access)
+    else:
+        linked = sorted({i for m in found for i in linked_ids(m)})
+        hidden = frozenset(i for i, o in current.get(linked).items() if not readable(e.access, o))
+    return b"".join(dumps_line(memory_to_dict(redacted(m, hidden))) for m in found)
