@@ -103,10 +103,13 @@ def one_engine(name: str, pristine: Path, work: Path, extra: list[str], stages: 
         n = report["stores"]
         assert report["ok"] == n, report
         work_s = sum(e["seconds"] for e in report["results"])
+        cpu_s = sum(e["cpu_seconds"] for e in report["results"])
         row = {"engine": name, "stage": stage, "stores": n, "wall_s": round(wall, 2), "stores_per_s": round(n / wall, 2),
-               "stores_per_hour": round(n / wall * 3600), "work_s_per_store": round(work_s / n, 3)}
+               "stores_per_hour": round(n / wall * 3600), "run_s_per_store": round(work_s / n, 3),
+               "cpu_s_per_store": round(cpu_s / n, 3), "load_average": round(os.getloadavg()[0], 2)}
         print(f"{name:<16} {stage:<12} {n} stores in {wall:6.1f} s: {n / wall:6.2f} stores/s, "
-              f"{n / wall * 3600:8,.0f} stores/h (each store's run {work_s / n:.3f} s)", flush=True)
+              f"{n / wall * 3600:8,.0f} stores/h (a store's run {work_s / n:.3f} s, {cpu_s / n:.3f} s CPU; "
+              f"load average {os.getloadavg()[0]:.1f})", flush=True)
         rows.append(row)
     return rows
 
@@ -137,7 +140,7 @@ def main() -> None:
     rows = []
     work = base / "work"
     work.mkdir(exist_ok=True)
-    print(f"{os.cpu_count()} cores; load average {os.getloadavg()[0]:.2f}", flush=True)
+    print(f"{os.cpu_count()} cores; load average {os.getloadavg()[0]:.2f}", flush=True)  # others' work counts
     for jobs in [int(j) for j in args.jobs.split(",") if j]:
         rows += one_engine(f"local --jobs {jobs}", pristine, work, ["--jobs", str(jobs)], stages)
     if args.dask_workers:

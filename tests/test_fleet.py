@@ -71,7 +71,8 @@ def fleet(*argv) -> tuple[int, str, str]:
 
 def drop_timings(report: dict) -> dict:
     return {**{k: v for k, v in report.items() if k not in ("engine", "root", "results")},
-            "results": [{k: v for k, v in e.items() if k != "seconds"} for e in report["results"]]}
+            "results": [{k: v for k, v in e.items() if k not in ("seconds", "cpu_seconds")}
+                        for e in report["results"]]}
 
 
 @pytest.fixture
@@ -132,7 +133,8 @@ def test_fleet_consolidate_runs_every_store_and_leaves_a_failed_one_as_it_was(tm
         rc, got, err = cli("--store", direct / name, "consolidate", "--now", NOW)
         assert rc in (1, 2) and err.startswith("Error: ")  # a bad memstore.toml is a usage error (2)
         assert results[name] == {"path": name, "stage": "consolidate", "status": "failed", "error": err[7:].strip(),
-                                 "result": None, "seconds": results[name]["seconds"], "skipped_lines": 0}
+                                 "result": None, "seconds": results[name]["seconds"],
+                                 "cpu_seconds": results[name]["cpu_seconds"], "skipped_lines": 0}
         assert (digest(root / name), log_bytes(root / name)) == before[name]
     assert "is not valid TOML" in results["bad"]["error"]
     assert "is earlier than the store's latest record time" in results["late"]["error"]

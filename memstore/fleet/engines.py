@@ -17,7 +17,7 @@ ADDRESS = re.compile(r"^(tcp|tls|ucx|ws|wss)://[^\s/]+:\d+/?$")
 
 
 def _lost(stage: str, why: str) -> dict:
-    return {"stage": stage, "status": "failed", "seconds": 0.0, "error": " ".join(why.split()),
+    return {"stage": stage, "status": "failed", "seconds": 0.0, "cpu_seconds": 0.0, "error": " ".join(why.split()),
             "result": None, "skipped_lines": 0}
 
 

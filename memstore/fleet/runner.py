@@ -34,8 +34,8 @@ class _Findings(Exception):
 
 def run_one(root: str, stage: str, now: str, cache_dir: str | None) -> dict:
     """Run ``stage`` on the store at ``root`` at ``now``: {"stage", "status" ("ok" or
-    "failed"), "seconds", "error" (one line, or None), "result" (the stage's, or None),
-    "skipped_lines" (damaged log lines the run read past)}."""
+    "failed"), "seconds" (wall), "cpu_seconds", "error" (one line, or None), "result" (the
+    stage's, or None), "skipped_lines" (damaged log lines the run read past)}."""
     with _ONE_AT_A_TIME:
         return _run_one(root, stage, now, cache_dir)
 
@@ -43,7 +43,7 @@ def run_one(root: str, stage: str, now: str, cache_dir: str | None) -> dict:
 def _run_one(root: str, stage: str, now: str, cache_dir: str | None) -> dict:
     from ..store.log import skipped_lines
 
-    started = time.perf_counter()  # a duration for the report, not a time the store sees
+    started, cpu = time.perf_counter(), time.process_time()  # durations for the report, not times a store sees
     umask = os.umask(0o077)  # private data, as the CLI makes it (a Dask worker has its own umask)
     skipped_lines()  # forget what an earlier store in this worker skipped
     result, error = None, None
@@ -60,6 +60,7 @@ def _run_one(root: str, stage: str, now: str, cache_dir: str | None) -> dict:
     skipped = len(skipped_lines())
     return {"stage": stage, "status": "ok" if error is None else "failed",
             "seconds": round(time.perf_counter() - started, 3),
+            "cpu_seconds": round(time.process_time() - cpu, 3),  # this process's CPU: a machine's load does not inflate it
             "error": None if error is None else " ".join(error.split()), "result": result,
             "skipped_lines": skipped}
 
