@@ -373,3 +373,16 @@ def test_readme_duckdb_query_counts_every_store_from_its_newest_snapshot(tmp_pat
         want += [(name, level, status, n) for (level, status), n in sorted(counts.items())]
     assert got == want
     assert ("ops", "policy", "active", 1) in got and ("ada", "raw", "expired", 3) in got
+
+
+def test_a_store_named_in_bytes_that_are_not_utf8_fails_with_a_report_that_is_json(tmp_path, pristine):
+    root = tmp_path / "root"
+    root.mkdir()
+    odd = os.fsdecode(b"st\xffx")
+    shutil.copytree(pristine / "a", root / odd)
+    rc, out, err = fleet("verify", "--root", root, "--now", NOW, "--json")
+    assert rc == 1, err
+    (entry,) = json.loads(out)["results"]
+    assert (entry["path"], entry["status"]) == ("st\\xffx", "failed")
+    assert entry["error"] == (f"store path {root}/st\\xffx is not valid UTF-8; rename the directory or choose "
+                              "another --store (the indexes need a UTF-8 path)")

@@ -80,7 +80,7 @@ def run(
     if retry is not None:
         wanted = failed_paths(retry, stage)
         names = wanted  # no longer a store: its run says so
-    stores = [(name, os.path.normpath(os.path.abspath(base / name))) for name in names]
+    stores = [(_shown(name), os.path.normpath(os.path.abspath(base / name))) for name in names]
     cache = str(cache_dir())
     if address is not None:
         from memstore.fleet.engines import run_dask
@@ -103,6 +103,18 @@ def run(
                                    else f"no store under {show_path(base)}"))
     if done["failed"]:
         raise typer.Exit(1)
+
+
+def _shown(name: str) -> str:
+    """A store's name for the report: as it is, unless it is not UTF-8 (JSON cannot hold it;
+    such a store fails anyway, since memstore needs a UTF-8 path), then with \\xNN escapes."""
+    import os
+
+    try:
+        name.encode("utf-8")
+        return name
+    except UnicodeEncodeError:
+        return os.fsencode(name).decode("utf-8", "backslashreplace")
 
 
 def _print(done: dict, quiet: bool) -> None:
