@@ -98,6 +98,11 @@ class Tokenizer:
         for i, p in enumerate(vocab.pieces):
             if p and i != vocab.unk:
                 self._ids.setdefault(p, i)  # e5.c's hash lookup finds the first of equal pieces
+        # Every proper prefix of a piece maps to -1: a substring that is not in the dict starts
+        # no piece, so the scan from that position can stop (a Japanese sentence is one word).
+        for p in vocab.pieces:
+            for k in range(1, len(p)):
+                self._ids.setdefault(p[:k], -1)
         self._score = [np.float32(s) for s in vocab.scores]
         self._unk_score = np.float32(min(self._score)) - np.float32(10)
         self._max_bytes = max(len(p.encode()) for p in vocab.pieces)
@@ -132,7 +137,9 @@ class Tokenizer:
                 if span > self._max_bytes:
                     break
                 idx = ids.get(word[i:e])
-                if idx is not None:
+                if idx is None:
+                    break
+                if idx >= 0:
                     sc = best[i] + score[idx]
                     if best[e] is None or sc > best[e]:
                         best[e], back[e] = sc, (idx, i)
