@@ -85,14 +85,22 @@ def embed_texts(texts: list[str], jobs: int = 1, chunk: int = 500):
 
 
 def build_arrays(vocab: Vocab, ids: list[int], text_index: list[int], vectors, dim: int = DIM,
-                 sif: float = SIF):
-    """Pure: (rows [n_pieces] int32 -> table row or -1, table [len(ids), dim] f16)."""
+                 sif: float = SIF, chunk: int = 8192):
+    """Pure: (rows [n_pieces] int32 -> table row or -1, table [len(ids), dim] f16).
+    Works through the rows in chunks (float64 in each): the build's memory is the vectors
+    and the table, not float64 copies of them."""
     import numpy as np
 
-    x = np.asarray(vectors, dtype=np.float64)[np.asarray(text_index, dtype=np.int64)]
-    x -= x.mean(axis=0)
-    dim = min(dim, x.shape[1] - DROP, max(1, len(x) - DROP))
-    vals, vecs = np.linalg.eigh(x.T @ x)
+    vectors = np.asarray(vectors, dtype=np.float32)
+    sel = np.asarray(text_index, dtype=np.int64)
+    parts = [slice(a, a + chunk) for a in range(0, len(sel), chunk)]
+    mean = sum(vectors[sel[p]].astype(np.float64).sum(axis=0) for p in parts) / max(1, len(sel))
+    cov = np.zeros((vectors.shape[1], vectors.shape[1]))
+    for p in parts:
+        x = vectors[sel[p]].astype(np.float64) - mean
+        cov += x.T @ x
+    dim = min(dim, vectors.shape[1] - DROP, max(1, len(sel) - DROP))
+    vals, vecs = np.linalg.eigh(cov)
     # All-but-the-top (Mu & Viswanath, 2018): the first few components are what every token
     # shares (casing, "a whole word"), and summed over a text they drown what it says; drop
     # them (d/100 of e5's 384). Relevance set, cosine alone: recall@10 0.44 -> 0.50.
@@ -101,16 +109,17 @@ def build_arrays(vocab: Vocab, ids: list[int], text_index: list[int], vectors, d
     # An eigenvector's sign is arbitrary: fix it so that its largest entry is positive.
     flip = np.sign(comps[np.argmax(np.abs(comps), axis=0), np.arange(comps.shape[1])])
     comps *= np.where(flip == 0, 1.0, flip)
-    reduced = x @ comps
     scores = np.asarray(vocab.scores, dtype=np.float64)
     real = np.ones(len(scores), dtype=bool)
     real[[vocab.bos, vocab.eos, vocab.unk]] = False
     total = np.exp(scores[real]).sum()
-    prob = np.exp(scores[np.asarray(ids, dtype=np.int64)]) / total
-    reduced *= (sif / (sif + prob))[:, None]
+    weight = sif / (sif + np.exp(scores[np.asarray(ids, dtype=np.int64)]) / total)
+    table = np.empty((len(sel), dim), dtype=np.float16)
+    for p in parts:
+        table[p] = ((vectors[sel[p]].astype(np.float64) - mean) @ comps) * weight[p, None]
     rows = np.full(len(vocab.pieces), -1, dtype=np.int32)
     rows[np.asarray(ids, dtype=np.int64)] = np.arange(len(ids), dtype=np.int32)
-    return rows, reduced.astype(np.float16)
+    return rows, table
 
 
 def write_table(path: Path, rows, table) -> None:
