@@ -37,11 +37,15 @@ def brief_data(state, now: str, config) -> dict:
             if o is not None and (m.seq, m.id) < (o.seq, o.id):
                 conflicts.append((m, o))
     policies = [v for v in active_policies(state) if v.policy.recorded_at <= now]
+    return _data(now, scored[:TOP], policies, conflicts, pending, faded)
+
+
+def _data(now: str, top, policies, conflicts, pending, faded) -> dict:
     return {
         "date": now[:10],
         "now": now,
         "salient": [{"id": m.id, "salience": round(s, 2), "kind": m.kind, "text": m.text,
-                     "subject": m.subject, "actors": list(m.actors)} for s, m in scored[:TOP]],
+                     "subject": m.subject, "actors": list(m.actors)} for s, m in top],
         "policies": [{"id": v.policy.id, "rule": v.policy.text, "direction": v.direction,
                       "domain": v.policy.domain,
                       "confidence": round(v.confidence, 2), "evidence": len(v.evidence)} for v in policies],
@@ -51,6 +55,65 @@ def brief_data(state, now: str, config) -> dict:
                     for m in pending],
         "faded": [{"id": m.id, "kind": m.kind, "text": m.text} for m in faded],
     }
+
+
+def brief_current(current, now: str, config) -> dict:
+    """``brief_data`` of every record, from the records index and the log after it
+    (``index.current``): the salience of every active record is computed over the index's
+    columns (``tally.Columns``, exact), and only what the page shows is decoded."""
+    import numpy as np
+
+    from .model import LEVELS, STATUSES
+    from .tally import Columns
+    from .timeutil import parse_ts
+
+    floor = config["distill"]["floor"]
+    week_ago = ts_after(now, -7)
+    cols = Columns(current)
+    overlay = [m for m in cols.overlay if m.recorded_at <= now]
+    live = [m for m in overlay if m.status == "active" and m.level != "policy"]
+    scored = [(effective(m, now, config), m) for m in live]
+    faded = [m for s, m in scored
+             if s < floor and m.recorded_at <= week_ago and effective(m, week_ago, config) >= floor]
+    if len(cols):
+        c = cols.cols
+        rows = ((c["recorded"] <= int(parse_ts(now).timestamp())) & (cols.status == STATUSES.index("active"))
+                & (cols.level != LEVELS.index("policy")))
+        where = np.flatnonzero(rows)
+        eff = cols.effective(rows, now, config)
+        seqs = cols.seq[where]
+        best = np.lexsort((seqs, -eff))[:TOP]
+        old = (eff < floor) & (c["recorded"][where] <= int(parse_ts(week_ago).timestamp()))
+        earlier = np.zeros(len(cols), dtype=bool)
+        earlier[where[old]] = True
+        gone = np.flatnonzero(old)[cols.effective(earlier, week_ago, config) >= floor]
+        records = current.index.by_seqs([int(seqs[i]) for i in (*best, *gone)])
+        scored += [(float(eff[i]), records[int(seqs[i])]) for i in best]
+        faded += [records[int(seqs[i])] for i in gone]
+    order = {m.id: (-s, m.seq) for s, m in scored}
+    for m in faded:
+        order.setdefault(m.id, (-effective(m, now, config), m.seq))
+    scored.sort(key=lambda p: (-p[0], p[1].seq))
+    faded.sort(key=lambda m: order[m.id])
+
+    def posting(dim: str, value: str, keep) -> list:
+        found = {m.id: m for m in current.index.posting(dim, [value])}
+        found.update(current.overlay)
+        return sorted((m for m in found.values() if keep(m)), key=lambda m: (m.seq, m.id))
+
+    pending = posting("outcome", "pending", lambda m: m.outcome == "pending" and m.recorded_at <= now
+                      and m.status == "active" and m.level != "policy")
+    flagged = posting("open", "conflict", lambda m: bool(m.conflicts_with) and m.recorded_at <= now)
+    others = current.get(sorted({o for m in flagged for o in m.conflicts_with}))
+    conflicts = [(m, o) for m in flagged for other in m.conflicts_with
+                 if (o := others.get(other)) is not None and (m.seq, m.id) < (o.seq, o.id)]
+    rules = posting("level", "policy", lambda m: m.level == "policy" and m.status == "active")
+    from .state import State
+
+    evidence = current.get(sorted({i for m in rules for i in m.derived_from}))
+    state = State(memories={**evidence, **{m.id: m for m in rules}})
+    policies = [v for v in active_policies(state) if v.policy.recorded_at <= now]
+    return _data(now, scored[:TOP], policies, conflicts, pending, faded)
 
 
 def is_empty(data: dict) -> bool:

@@ -2,11 +2,11 @@
 open conflicts, active policies, and a histogram of effective salience at ``now``.
 
 Two roads to one result. ``tally`` takes records (the fold). ``tally_current`` reads the
-records index's columns (no record decoded: ~1 s instead of ~100 s at a million) and the
-records the log changed after its watermark. Its salience arithmetic is numpy's version of
-``salience.effective``, in the same order of operations; where the two could round apart
-(a value within 1e-6 of a bin edge or the floor) the record is fetched and scored by
-``effective`` itself, so both roads give the same numbers (a test holds them to it).
+records index's columns (no record decoded) and the records the log changed after its
+watermark. Its salience arithmetic is numpy's version of ``salience.effective``, in the
+same order of operations; where the two could round apart the record is fetched and
+scored by ``effective`` itself (``Columns.effective``), so both roads give the same numbers
+(a test holds them to it).
 """
 
 from __future__ import annotations
@@ -15,7 +15,6 @@ from .model import AXES, KINDS, LEVELS, STATUSES, TIERS, Memory
 from .salience import effective, half_lives, is_protected
 
 BINS = 10
-_EDGE = 1e-6
 
 
 def _empty() -> dict:
@@ -50,65 +49,95 @@ def tally(memories: list[Memory], now: str, config) -> dict:
                    sum(is_protected(m.salience, threshold) for m in active))
 
 
+class Columns:
+    """The records index's columns less the records the log changed after its watermark
+    (``overlay``, scored by Python), with the exact effective salience of chosen rows."""
+
+    def __init__(self, current):
+        import numpy as np
+
+        self.current = current
+        self.overlay = list(current.overlay.values())
+        cols = current.index.columns()
+        if cols:
+            keep = ~np.isin(cols["seq"], np.array([m.seq for m in self.overlay], dtype=np.int64))
+            cols = {k: v[keep] for k, v in cols.items()}
+        self.cols = cols
+        code = cols["codes"] if cols else np.zeros(0, dtype=np.int64)
+        self.status, self.tier, self.level = code & 0xF, code >> 4 & 0xF, code >> 8 & 0xF
+        self.kind, self.conflicts = code >> 12 & 0xFF, code >> 20 & 0xFFFF
+        self.seq = cols["seq"] if cols else np.zeros(0, dtype=np.int64)
+
+    def __len__(self) -> int:
+        return len(self.seq)
+
+    def effective(self, rows, now: str, config):
+        """``salience.effective`` at ``now`` of the rows (a boolean mask), as Python computes it:
+        numpy's arithmetic in effective's order, then Python's own value for each row where
+        the two could round apart (within 1e-9 of a rounding half or of a clamp)."""
+        import numpy as np
+
+        from .timeutil import parse_ts
+
+        c, cfg = self.cols, config["salience"]
+        if not len(self.seq):
+            return np.zeros(0)
+        axes = [c[f"a_{a}"][rows] for a in AXES]
+        threshold = cfg["protect_threshold"]
+        protected = (axes[AXES.index("risk")] >= threshold) | (axes[AXES.index("importance")] >= threshold)
+        days = np.maximum((int(parse_ts(now).timestamp()) - c["used"][rows]) / 86400.0, 0.0)
+        table = np.array(_half_lives(cfg), dtype=np.float64)
+        kinds = self.kind[rows]
+        total = np.zeros(len(days))
+        for i, a in enumerate(AXES):  # the order of effective's sum, axis by axis
+            w = cfg["weights"][a]
+            total = total + np.where(protected, w * axes[i], w * axes[i] * 0.5 ** (days / table[kinds, i]))
+        raw = total * (0.6 + 0.4 * c["confidence"][rows]) * (1.0 + np.log1p(c["recalls"][rows]))
+        value = np.minimum(1.0, raw)
+        floored = axes[AXES.index("importance")] >= cfg["floor_importance"]
+        value = np.where(floored, np.maximum(value, cfg["importance_floor"]), value)
+        scaled = value * 1e6
+        unsure = ((np.abs(scaled - np.floor(scaled) - 0.5) < 1e-3) | (np.abs(raw - 1.0) < 1e-9)
+                  | (floored & (np.abs(np.minimum(1.0, raw) - cfg["importance_floor"]) < 1e-9)))
+        value = np.round(value, 6)
+        if unsure.any():
+            at = np.flatnonzero(unsure)
+            seqs = self.seq[rows][at]
+            exact = self.current.index.by_seqs([int(q) for q in seqs])
+            value[at] = [effective(exact[int(q)], now, config) for q in seqs]
+        return value
+
+
 def tally_current(current, now: str, config) -> dict:
     """``tally`` of every record, from the records index (``index.current``)."""
     import numpy as np
 
-    from .timeutil import parse_ts
-
-    cols = current.index.columns()
-    overlay = list(current.overlay.values())
-    if not cols:
-        return tally(overlay, now, config)
-    keep = ~np.isin(cols["seq"], np.array([m.seq for m in overlay], dtype=np.int64))
-    cols = {k: v[keep] for k, v in cols.items()}
-    code = cols["codes"]
-    status, tier, level, kind, conflicts = (code & 0xF, code >> 4 & 0xF, code >> 8 & 0xF, code >> 12 & 0xFF,
-                                            code >> 20 & 0xFFFF)
+    cols = Columns(current)
+    overlay = cols.overlay
     counts = _empty()
-    for name, known, column in (("tier", TIERS, tier), ("level", LEVELS, level), ("status", STATUSES, status)):
+    for name, known, column in (("tier", TIERS, cols.tier), ("level", LEVELS, cols.level),
+                                ("status", STATUSES, cols.status)):
         found = np.bincount(column, minlength=len(known) + 1)
         for i, value in enumerate(known):
             counts[name][value] += int(found[i])
         if found[len(known):].any():  # a value this version does not know: only the fold can name it
             return tally([*current.index.all(), *overlay], now, config)
-    active = status == STATUSES.index("active")
-    cfg = config["salience"]
-    axes = [cols[f"a_{a}"][active] for a in AXES]
-    conf, recalls, used, kinds = cols["confidence"][active], cols["recalls"][active], cols["used"][active], kind[active]
-    seqs = cols["seq"][active]
-    threshold = cfg["protect_threshold"]
-    protected = (axes[AXES.index("risk")] >= threshold) | (axes[AXES.index("importance")] >= threshold)
-    days = np.maximum((int(parse_ts(now).timestamp()) - used) / 86400.0, 0.0)
-    weights = cfg["weights"]
-    total = np.zeros(len(seqs))
-    for i, a in enumerate(AXES):  # the order of effective's sum, axis by axis
-        half = np.array([h[i] for h in _half_lives(cfg)], dtype=np.float64)[kinds]
-        total = total + np.where(protected, weights[a] * axes[i], weights[a] * axes[i] * 0.5 ** (days / half))
-    raw = total * (0.6 + 0.4 * conf) * (1.0 + np.log1p(recalls))
-    value = np.minimum(1.0, raw)
-    floored = axes[AXES.index("importance")] >= cfg["floor_importance"]
-    value = np.where(floored, np.maximum(value, cfg["importance_floor"]), value)
-    value = np.round(value, 6)
-    edges = np.append(np.arange(1, BINS) / BINS, config["distill"]["floor"])
-    clamped = (raw > 1.0 + _EDGE) | (floored & (np.minimum(1.0, raw) < cfg["importance_floor"] - _EDGE))
-    near = ~clamped & (np.abs(value[:, None] - edges[None, :]).min(axis=1) < _EDGE)
-    values = value.tolist()
-    if near.any():  # where numpy and Python could round apart: Python's own answer
-        at = np.flatnonzero(near)
-        exact = current.index.by_seqs([int(seqs[i]) for i in at])
-        for i in at:
-            values[i] = effective(exact[int(seqs[i])], now, config)
-    live = [m for m in overlay if m.status == "active"]
     for name in counts:
         for m in overlay:
             counts[name][getattr(m, name)] = counts[name].get(getattr(m, name), 0) + 1
+    active = cols.status == STATUSES.index("active")
+    threshold = config["salience"]["protect_threshold"]
+    live = [m for m in overlay if m.status == "active"]
+    protected = 0
+    if len(cols):
+        c = cols.cols
+        protected = int(((c["a_risk"] >= threshold) | (c["a_importance"] >= threshold))[active].sum())
     return _result(
-        now, config, counts, len(code) + len(overlay),
-        int(conflicts.sum()) + sum(len(m.conflicts_with) for m in overlay),
-        int(((level == LEVELS.index("policy")) & active).sum()) + sum(m.level == "policy" for m in live),
-        values + [effective(m, now, config) for m in live],
-        int(protected.sum()) + sum(is_protected(m.salience, threshold) for m in live),
+        now, config, counts, len(cols) + len(overlay),
+        int(cols.conflicts.sum()) + sum(len(m.conflicts_with) for m in overlay),
+        int(((cols.level == LEVELS.index("policy")) & active).sum()) + sum(m.level == "policy" for m in live),
+        cols.effective(active, now, config).tolist() + [effective(m, now, config) for m in live],
+        protected + sum(is_protected(m.salience, threshold) for m in live),
     )
 
 

@@ -37,6 +37,8 @@ BELIEFS = {  # conflicts, some settled automatically, before and after the index
     80: {"text": "Bob is the billing lead now"},
     85: {"text": "The office is in Berlin", "subject": "office", "kind": "fact"},
     90: {"text": "The office is not in Berlin anymore", "subject": "office", "kind": "fact"},
+    95: {"text": "We ship on Mondays", "subject": "shipping", "kind": "decision"},
+    97: {"text": "We never ship on Mondays", "subject": "shipping", "kind": "decision"},
 }
 
 
@@ -178,7 +180,7 @@ def test_conflicts_equal_the_fold(stores, args):
     store, bare = stores
     fast, slow = _run(store, "conflicts", "--json", *args), _run(bare, "conflicts", "--json", *args)
     assert fast == slow
-    assert len(json.loads(fast[1])["conflicts"]) >= (3 if args else 0)
+    assert len(json.loads(fast[1])["conflicts"]) >= (4 if args else 1)
 
 
 def test_export_of_named_records_equals_the_whole_export(stores):
@@ -194,3 +196,16 @@ def test_export_of_named_records_equals_the_whole_export(stores):
     assert code != 0 and "no memory with id or key 'nope'" in err
     code, _out, err = _run(store, "export", "--id", ids[0], "--history")
     assert code == 2 and "--id exports records as jsonl" in err
+
+
+def test_brief_equals_the_fold(stores):
+    store, bare = stores
+    seen: dict[str, int] = {}
+    for day in (*range(20, 140, 6), 101):
+        now = _day(day)
+        fast = _run(store, "brief", "--json", "--no-write", "--now", now)
+        assert fast == _run(bare, "brief", "--json", "--no-write", "--now", now), now
+        for section, items in json.loads(fast[1]).items():
+            if isinstance(items, list):
+                seen[section] = seen.get(section, 0) + len(items)
+    assert all(seen[s] for s in ("salient", "policies", "conflicts", "faded")), seen

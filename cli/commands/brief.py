@@ -34,13 +34,23 @@ def run(
     from ..common import quiet
 
     e = env(now)
-    state, _ = load_state(e.layout)
-    if e.access is not None:  # an agent's brief holds only what its grants let it read
-        from memstore.access import readable
+    current = None
+    if e.access is None:
+        from memstore.index.current import open_current
 
-        state = state.copy()
-        state.memories = {i: m for i, m in state.memories.items() if readable(e.access, m)}
-    data = brief_data(state, e.now, e.config)
+        current = open_current(e.layout)
+    if current is not None:  # the records index and the log after it: no fold
+        from memstore.brief import brief_current
+
+        data = brief_current(current, e.now, e.config)
+    else:
+        state, _ = load_state(e.layout)
+        if e.access is not None:  # an agent's brief holds only what its grants let it read
+            from memstore.access import readable
+
+            state = state.copy()
+            state.memories = {i: m for i, m in state.memories.items() if readable(e.access, m)}
+        data = brief_data(state, e.now, e.config)
     if is_empty(data):  # a page of empty sections is noise in a morning read or a prompt
         if json:
             emit_json(data)

@@ -21,7 +21,7 @@ from .terms import any_of
 FORMAT = "memstore-records/5"  # /4: imported records at their import event's seq, agent, session;
 # /5: key and open-conflict terms, the salience columns
 # graph edges and the mutable fields; cue filtering itself runs in the lexical index
-DIMENSIONS = ("subject", "status", "level", "tier", "session", "key", "open")
+DIMENSIONS = ("subject", "status", "level", "tier", "session", "key", "open", "outcome")
 # What `stats` aggregates over every record, as fast (columnar) fields: no record is decoded.
 AXIS_FIELDS = tuple(f"a_{a}" for a in AXES)
 
@@ -35,6 +35,7 @@ def record_terms(m: Memory) -> dict[str, list[str]]:
         "session": [m.session] if m.session else [],  # a turn's neighbours (recall's context step)
         "key": [m.key] if m.key is not None else [],  # show --key without reading the log
         "open": ["conflict"] if m.conflicts_with else [],  # `conflicts` lists these
+        "outcome": [m.outcome] if m.outcome else [],  # the brief's pending outcomes
     }
 
 
@@ -64,6 +65,7 @@ def _schema():
         sb.add_float_field(name, stored=False, indexed=False, fast=True)
     sb.add_unsigned_field("recalls", stored=False, indexed=False, fast=True)
     sb.add_integer_field("used", stored=False, indexed=False, fast=True)  # last use, epoch seconds
+    sb.add_integer_field("recorded", stored=False, indexed=False, fast=True)  # epoch seconds
     sb.add_unsigned_field("codes", stored=False, indexed=False, fast=True)
     return sb.build()
 
@@ -103,6 +105,7 @@ class RecordIndex:
             doc.add_float("confidence", float(m.confidence))
             doc.add_unsigned("recalls", m.recall_count)
             doc.add_integer("used", int(parse_ts(last_use(m)).timestamp()))
+            doc.add_integer("recorded", int(parse_ts(m.recorded_at).timestamp()))
             doc.add_unsigned("codes", codes(m))
             writer.add_document(doc)
         writer.commit()
@@ -180,6 +183,7 @@ class RecordIndex:
             out[name] = np.array(searcher.fast_field_values(name, addrs), dtype=np.float64)
         out["recalls"] = np.array(searcher.fast_field_values("recalls", addrs), dtype=np.int64)
         out["used"] = np.array(searcher.fast_field_values("used", addrs), dtype=np.int64)
+        out["recorded"] = np.array(searcher.fast_field_values("recorded", addrs), dtype=np.int64)
         out["codes"] = np.array(searcher.fast_field_values("codes", addrs), dtype=np.int64)
         return out
 
