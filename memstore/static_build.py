@@ -22,7 +22,7 @@ import os
 import sys
 from pathlib import Path
 
-from .static_embed import META, TABLE_VERSION, Vocab, model_path, read_vocab
+from .static_embed import META, TABLE_VERSION, Vocab, model_path, read_vocab, table_digest
 
 DIM = 256
 SIF = 1e-4  # model2vec's default coefficient
@@ -129,7 +129,8 @@ def write_table(path: Path, rows, table) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     with open(tmp, "wb") as f:
-        np.savez(f, rows=rows, table=table, version=np.int32(TABLE_VERSION))
+        np.savez(f, rows=rows, table=table, version=np.int32(TABLE_VERSION),
+                 digest=np.str_(table_digest(rows, table)), dim=np.int32(table.shape[1]))
     os.replace(tmp, path)
 
 

@@ -34,7 +34,7 @@ from .errors import StoreError
 
 META = "\u2581"
 PREFIX = "passage: "  # e5.c tokenizes the text behind its prefix; token_count includes it
-TABLE_VERSION = 2  # bumped when the recipe changes: the cache file's name holds it
+TABLE_VERSION = 3  # bumped when the recipe changes: the cache file's name holds it
 TABLE_ENV = "MEMSTORE_STATIC_TABLE"  # a table file to use instead of the cached one
 _SPACES = re.compile(" {2,}")
 
@@ -178,25 +178,54 @@ def default_table_path() -> Path:
     return root / f"static-e5-{key.hexdigest()[:12]}.npz"
 
 
-def load_table(path: Path):
-    """(rows: piece id -> table row or -1, table f16 [R, D], digest); validated, never trusted."""
+def table_digest(rows, table) -> str:
+    """Names the embedder: another table is another embedder, and the vector index is rebuilt."""
+    return hashlib.sha256(rows.tobytes() + table.tobytes()).hexdigest()[:8]
+
+
+def _bad(path: Path, why: str) -> StoreError:
+    return StoreError(f"{path}: not a static embedding table ({why}); delete it to rebuild")
+
+
+def peek_table(path: Path) -> tuple[str, int]:
+    """(digest, dim) from the table's small members: naming the embedder reads no rows."""
     import numpy as np
 
     try:
         with np.load(path, allow_pickle=False) as z:
-            rows, table, version = z["rows"], z["table"], int(z["version"])
+            version = int(z["version"])
+            if version != TABLE_VERSION:  # an older build: its members may differ
+                raise _bad(path, f"version {version}, not {TABLE_VERSION}")
+            digest, dim = str(z["digest"]), int(z["dim"])
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise _bad(path, str(exc)) from None
+    if not (re.fullmatch(r"[0-9a-f]{8}", digest) and 1 <= dim <= 4096):
+        raise _bad(path, "bad digest or dimension")
+    return digest, dim
+
+
+def load_table(path: Path):
+    """(rows: piece id -> table row or -1, table f16 [R, D], digest); validated, never trusted."""
+    import numpy as np
+
+    digest, dim = peek_table(path)
+    try:
+        with np.load(path, allow_pickle=False) as z:
+            rows, table = z["rows"], z["table"]
     except (OSError, ValueError, KeyError) as exc:
-        raise StoreError(f"{path}: not a static embedding table ({exc}); delete it to rebuild") from None
-    if (version != TABLE_VERSION or rows.ndim != 1 or table.ndim != 2 or table.dtype != np.float16
+        raise _bad(path, str(exc)) from None
+    if (rows.ndim != 1 or table.ndim != 2 or table.dtype != np.float16 or table.shape[1] != dim
             or rows.dtype != np.int32 or rows.max(initial=-1) >= len(table) or rows.min(initial=-1) < -1
             or not np.isfinite(table).all()):
-        raise StoreError(f"{path}: not a static embedding table (version {version}); delete it to rebuild")
-    digest = hashlib.sha256(rows.tobytes() + table.tobytes()).hexdigest()[:8]
+        raise _bad(path, "bad arrays")
+    if table_digest(rows, table) != digest:
+        raise _bad(path, "its rows do not match its digest")
     return rows, table, digest
 
 
 class StaticEmbedder:
-    """Sum of weighted token rows, normalised (weights are folded into the f16 rows)."""
+    """Sum of weighted token rows, normalised (weights are folded into the f16 rows). Naming it
+    reads the table's digest only; the rows and the tokenizer load on the first embed."""
 
     def __init__(self, table_path: Path | None = None, vocab: Vocab | None = None):
         self._path = Path(table_path) if table_path else default_table_path()
@@ -204,11 +233,9 @@ class StaticEmbedder:
         self._tok: Tokenizer | None = None
         self._table = None
         self._word_rows: dict[str, tuple[int, ...]] = {}
-        self.name, self.dim = self._peek()
-
-    def _peek(self) -> tuple[str, int]:
-        self._ensure()
-        return f"static-e5-{self._digest}", int(self._table.shape[1])
+        self._build_if_missing()
+        digest, self.dim = peek_table(self._path)
+        self.name = f"static-e5-{digest}"
 
     def __getstate__(self) -> dict:  # to a worker process (index/workers.py): it loads the table itself
         return {"path": self._path, "name": self.name, "dim": self.dim}
@@ -218,22 +245,25 @@ class StaticEmbedder:
         self._vocab = self._tok = self._table = None
         self._word_rows = {}
 
+    def _build_if_missing(self) -> None:
+        if self._path.exists():
+            return
+        from .static_build import build_table_file
+
+        # No network: the source is the bundled model. One line, once per machine.
+        print(f"memstore: building the static embedding table once into {self._path} "
+              "(embeds e5's vocabulary; minutes)", file=sys.stderr)
+        try:
+            build_table_file(self._path)
+        except OSError as exc:
+            raise StoreError(f"cannot write the static embedding table {self._path} ({exc.strerror or exc}); "
+                             f"set {TABLE_ENV} to a writable path") from None
+
     def _ensure(self) -> None:
         if self._table is not None:
             return
-        if not self._path.exists():
-            from .static_build import build_table_file
-
-            # No network: the source is the bundled model. One line, once per machine.
-            print(f"memstore: building the static embedding table once into {self._path} "
-                  "(embeds e5's vocabulary; minutes)", file=sys.stderr)
-            try:
-                build_table_file(self._path)
-            except OSError as exc:
-                raise StoreError(f"cannot write the static embedding table {self._path} ({exc.strerror or exc}); "
-                                 f"set {TABLE_ENV} to a writable path") from None
-        rows, table, self._digest = load_table(self._path)
-        if getattr(self, "name", f"static-e5-{self._digest}") != f"static-e5-{self._digest}":
+        rows, table, digest = load_table(self._path)
+        if f"static-e5-{digest}" != self.name:
             raise StoreError(f"{self._path}: the static table changed while in use; run again")
         self._rows = rows.tolist()
         self._table = table

