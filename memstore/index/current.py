@@ -9,15 +9,12 @@ any check fails, or the log after the watermark is long, ``open_current`` return
 the caller folds the log as before: a derived file that disagrees with the log never
 answers. Nothing is written: a read-only store is read the same way.
 
-Known limit (shared with the index's own catch-up): a person's resolve that reinstates
-abstractions of a record reaches them only through a full fold; a reindex repairs it.
 """
 
 from __future__ import annotations
 
 from itertools import chain, islice
 
-from ..events import touched_ids
 from ..fold import fold
 from ..model import Memory
 from ..state import State
@@ -95,7 +92,7 @@ def open_current(layout: Layout) -> Current | None:
         raise
     if len(tail) > MAX_TAIL:
         return None
-    touched = list(dict.fromkeys(i for e in tail for i in touched_ids(e)))
+    touched = records.touched(index, tail)
     before = index.get(touched) if touched else {}
     state = fold(tail, State(memories=dict(before), seq=mark))
     overlay = {mid: m for mid, m in state.memories.items() if before.get(mid) != m}

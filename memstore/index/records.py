@@ -18,10 +18,10 @@ from ..timeutil import parse_ts
 from .lexical import time_order
 from .terms import any_of
 
-FORMAT = "memstore-records/5"  # /4: imported records at their import event's seq, agent, session;
-# /5: key and open-conflict terms, the salience columns
+FORMAT = "memstore-records/6"  # /4: imported records at their import event's seq, agent, session;
+# /5: key, open-conflict and outcome terms, the salience columns; /6: derived_from terms
 # graph edges and the mutable fields; cue filtering itself runs in the lexical index
-DIMENSIONS = ("subject", "status", "level", "tier", "session", "key", "open", "outcome")
+DIMENSIONS = ("subject", "status", "level", "tier", "session", "key", "open", "outcome", "from")
 # What `stats` aggregates over every record, as fast (columnar) fields: no record is decoded.
 AXIS_FIELDS = tuple(f"a_{a}" for a in AXES)
 
@@ -36,7 +36,26 @@ def record_terms(m: Memory) -> dict[str, list[str]]:
         "key": [m.key] if m.key is not None else [],  # show --key without reading the log
         "open": ["conflict"] if m.conflicts_with else [],  # `conflicts` lists these
         "outcome": [m.outcome] if m.outcome else [],  # the brief's pending outcomes
+        "from": list(m.derived_from),  # what a person's resolve may bring back (``touched``)
     }
+
+
+def touched(rec, events: list[dict]) -> list[str]:
+    """The ids folding ``events`` onto records fetched from the index must start from: those
+    each event names; for a person's resolve, the abstractions of its two records (the fold
+    brings back the ones retired only because of the superseded side); for a forget, the
+    records in open conflict with the forgotten one (the fold closes those conflicts)."""
+    from ..events import touched_ids
+
+    ids = dict.fromkeys(i for e in events for i in touched_ids(e))
+    sides = sorted({e[k] for e in events if e.get("op") == "resolve" for k in ("old", "new")
+                    if isinstance(e.get(k), str)})
+    if sides:
+        ids.update(dict.fromkeys(m.id for m in rec.posting("from", sides)))
+    forgotten = sorted({e["id"] for e in events if e.get("op") == "forget" and isinstance(e.get("id"), str)})
+    if forgotten:
+        ids.update(dict.fromkeys(i for m in rec.get(forgotten).values() for i in m.conflicts_with))
+    return list(ids)
 
 
 def codes(m: Memory) -> int:

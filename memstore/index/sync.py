@@ -34,7 +34,6 @@ from pathlib import Path
 from .. import __version__
 from ..embed import make_embedder
 from ..errors import MemstoreError, StoreError
-from ..events import touched_ids
 from ..fold import fold
 from ..model import memory_from_dict
 from ..state import State
@@ -495,7 +494,7 @@ def _after(layout: Layout, mark: int) -> Iterator[dict]:
 
 def _apply(events: list[dict], mark: int, rec, lex, vec, embedder, cache, progress) -> None:
     """Fold events onto the records they touch and index what they created."""
-    touched = list(dict.fromkeys(i for e in events for i in touched_ids(e)))
+    touched = records.touched(rec, events) if mark else []
     before = rec.get(touched) if mark else {}
     state = fold(events, State(memories=dict(before), seq=mark))
     changed = sorted((m for mid, m in state.memories.items() if before.get(mid) != m),
