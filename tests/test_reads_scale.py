@@ -209,3 +209,47 @@ def test_brief_equals_the_fold(stores):
             if isinstance(items, list):
                 seen[section] = seen.get(section, 0) + len(items)
     assert all(seen[s] for s in ("salient", "policies", "conflicts", "faded")), seen
+
+
+def test_every_record_the_index_gives_is_the_fold_s(stores):
+    """Including what a person's resolve brings back and what a forget closes: events that
+    change records they do not name."""
+    store, _bare = stores
+    from memstore.index.current import open_current
+    from memstore.store.layout import Layout
+    from memstore.store.open import load_state
+
+    state, _ = load_state(Layout(store))
+    current = open_current(Layout(store))
+    got = current.get(sorted(state.memories))
+    assert got == state.memories
+
+
+def test_a_resolve_brings_back_abstractions_in_the_index(tmp_path):
+    """A retired summary comes back when a person keeps its source: the index must say so."""
+    store = make_store(tmp_path / "s")
+    rows = [{"text": "The billing service runs on Postgres 14", "subject": "billing db", "kind": "fact"}]
+    assert _run(store, "remember", "--jsonl", "-", "--now", "2026-01-01T10:00:00Z",
+                stdin="\n".join(json.dumps(r) for r in rows).encode())[0] == 0
+    assert _run(store, "consolidate", "--now", "2026-01-02T00:00:00Z")[0] == 0
+    assert _run(store, "distill", "--now", "2027-06-01T00:00:00Z")[0] == 0  # decayed: a summary
+    assert _run(store, "index", "--now", "2027-06-01T00:00:00Z")[0] == 0
+    new = {"text": "The billing service does not run on Postgres 14 anymore", "subject": "billing db",
+           "kind": "fact"}
+    assert _run(store, "remember", "--jsonl", "-", "--now", "2027-06-02T10:00:00Z",
+                stdin=json.dumps(new).encode())[0] == 0
+    assert _run(store, "consolidate", "--now", "2027-06-03T00:00:00Z")[0] == 0
+    assert _run(store, "index", "--now", "2027-06-03T00:00:00Z")[0] == 0
+    code, out, _ = _run(store, "conflicts", "--all", "--json")
+    settled = [c for c in json.loads(out)["conflicts"] if c["state"] in ("superseded", "open")]
+    if not settled:
+        pytest.skip("the rules did not link the two texts")
+    assert _run(store, "conflicts", "resolve", settled[0]["id"], "--keep", "old", "--now", "2027-06-04T00:00:00Z")[0] == 0
+    assert _run(store, "index", "--now", "2027-06-04T00:00:00Z")[0] == 0
+    from memstore.index.current import open_current
+    from memstore.store.layout import Layout
+    from memstore.store.open import load_state
+
+    state, _ = load_state(Layout(store))
+    assert open_current(Layout(store)).get(sorted(state.memories)) == state.memories
+    assert any(m.level == "summary" and m.status == "active" for m in state.memories.values())
