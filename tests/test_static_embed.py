@@ -191,3 +191,13 @@ def test_token_vectors_do_not_depend_on_the_worker_count():
     one = embed_texts(texts, jobs=1)
     assert one.shape == (6, 384)
     assert embed_texts(texts, jobs=2, chunk=2).tobytes() == one.tobytes()
+
+
+def test_the_word_cache_is_bounded_and_changes_nothing(tiny_table, vocab, monkeypatch):
+    import memstore.static_embed as se
+
+    want = StaticEmbedder(tiny_table, vocab).embed(MEMORIES + QUERIES, "passage")
+    monkeypatch.setattr(se, "CACHE_WORDS", 3)
+    emb = StaticEmbedder(tiny_table, vocab)
+    assert emb.embed(MEMORIES + QUERIES, "passage").tobytes() == want.tobytes()
+    assert len(emb._word_rows) <= 3 and len(emb._tok._cache) <= 3
