@@ -5,7 +5,8 @@
     python bench/scale.py --keep DIR --reuse --sizes 100000 --only reads,snapshot --json out.json
 
 Sections, per size (each command a subprocess of its own, wall time and its own peak RSS
-from os.wait4; --timeout S stops a command and reports "> S s"):
+and CPU seconds from os.wait4 (a worker's peak counts on its own, not summed); --timeout S stops a
+command and reports "> S s"):
   reads     every read command, its wall time, ratio to the import floor measured in the same
             run (`python -c "import typer, tantivy, numpy, usearch.index"`, as bench/recall.py),
             peak RSS; then `snapshot`.
@@ -333,7 +334,7 @@ def ingest(scratch: Path, env: dict, now: str, timeout: float, count: int, jobs:
     single = scratch / "ingest-one.jsonl"
     single.write_text(batch.read_text().splitlines()[0] + "\n")
     measure(cli(one_store, "-q", "remember", "--jsonl", str(single), "--now", now), env0, timeout)
-    fixed = index_run(one_store, None)
+    fixed = index_run(one_store, 1 if has_jobs else None)
     shutil.rmtree(one_store)
     single.unlink()
     print(f"  index of 1 text (fixed cost): {fixed['wall_s']:.2f} s, {fixed['rss_mb']:.0f} MB", file=sys.stderr)
@@ -355,7 +356,7 @@ def ingest(scratch: Path, env: dict, now: str, timeout: float, count: int, jobs:
         if r.get("texts_per_s"):
             r["note"] = f"{r['texts_per_s']:.1f} texts/s; {r['net_texts_per_s'] or 0:.1f}/s net of the fixed cost" + (
                 f", {r['net_texts_per_s'] / (one * r['jobs']):.2f} of jobs × the 1-job rate" if one and r[
-                    "net_texts_per_s"] else "")
+                    "net_texts_per_s"] else "") + f"; {count / r['cpu_s']:.1f} texts per CPU second"
     shutil.rmtree(base)
     batch.unlink()
     return {"n": count, "mean_chars": statistics.mean(len(t) for t in texts), "has_jobs": has_jobs,
