@@ -25,7 +25,8 @@ abstractions whose every source was superseded or forgotten are retired with the
 
 from __future__ import annotations
 
-from .beliefs import keys, later, relation
+from .beliefs import later, relation
+from .beliefs.candidates import Postings
 from .conflicts import (
     between_agents,
     conflict_events,
@@ -179,22 +180,13 @@ def _updates(s, now: str, config) -> list[dict]:
                  key=lambda m: (m.recorded_at, m.seq, m.id))
     if not new:
         return []
-    postings: dict[str, list[Memory]] = {}
-    for m in pool:
-        for word in keys(m.text):
-            postings.setdefault(word, []).append(m)
+    postings = Postings(pool)
     events: list[dict] = []
     for n in new:
         n = s.memories[n.id]
         if n.status != "active":
             continue
-        shared: dict[str, int] = {}
-        for word in keys(n.text):
-            for o in postings.get(word, ()):
-                if o.id != n.id and later(o, n):
-                    shared[o.id] = shared.get(o.id, 0) + 1
-        ranked = sorted(shared, key=lambda i: (-shared[i], -s.memories[i].seq, i))  # then newest first
-        for oid in ranked[:_MAX_CANDIDATES]:
+        for oid in (o.id for o in postings.ranked(n, _MAX_CANDIDATES)):
             o = s.memories[oid]
             if o.status not in _UPDATABLE or settled(o, n) or o.domain != n.domain:
                 continue  # a domain is a scope: a fact in one does not update another's

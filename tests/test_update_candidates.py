@@ -1,0 +1,57 @@
+"""consolidate compares each new record with the older ones sharing the most keys
+(memstore.beliefs.candidates): the merge that stops early must give exactly the list that
+counting every record gives, on regular logs and on logs written with --allow-past."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from memstore.beliefs import later
+from memstore.beliefs.candidates import Postings
+from memstore.beliefs.frame import keys
+from memstore.model import Memory
+
+WORDS = ("billing", "postgres", "deploy", "friday", "office", "berlin", "paris", "lead", "alice", "bob",
+         "tea", "coffee", "vegetarian", "fish", "plan", "rollback")
+
+
+def _reference(pool: list[Memory], n: Memory, limit: int) -> list[str]:
+    """The rule as consolidate first wrote it: count every record's shared keys."""
+    shared: dict[str, int] = {}
+    by_id = {m.id: m for m in pool}
+    for word in keys(n.text):
+        for o in pool:
+            if word in keys(o.text) and o.id != n.id and later(o, n):
+                shared[o.id] = shared.get(o.id, 0) + 1
+    return sorted(shared, key=lambda i: (-shared[i], -by_id[i].seq, i))[:limit]
+
+
+def _record(i: int, words: list[str], day: int) -> Memory:
+    at = f"2026-{1 + day // 28:02d}-{1 + day % 28:02d}T10:00:00Z"
+    return Memory(id=f"m{i:015x}", text=" ".join(words), kind="fact", recorded_at=at,
+                  occurred_at=at[:16] + "Z", precision="minute", seq=i + 1)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.tuples(st.lists(st.sampled_from(WORDS), min_size=1, max_size=5),
+                          st.integers(0, 300)), min_size=1, max_size=60),
+       st.booleans(), st.integers(1, 6))
+def test_the_early_stopping_merge_equals_counting_every_record(rows, regular, limit):
+    if regular:
+        rows = [(w, d) for w, (_w, d) in zip((w for w, _d in rows), sorted(rows, key=lambda r: r[1]), strict=True)]
+    pool = [_record(i, words, day) for i, (words, day) in enumerate(rows)]
+    postings = Postings(pool)
+    assert postings.regular or not regular
+    for n in pool:
+        assert [o.id for o in postings.ranked(n, limit)] == _reference(pool, n, limit)
+
+
+def test_a_templated_bulk_reads_little():
+    """100k-style templated texts: every key in every record; the merge stops after the
+    newest few instead of counting the whole pool for each new record."""
+    pool = [_record(i, ["catchup", "probe", f"zqx{i}", "rollback", "plan"], i // 200) for i in range(4000)]
+    postings = Postings(pool)
+    assert postings.regular
+    n = pool[-1]
+    assert [o.id for o in postings.ranked(n, 20)] == [m.id for m in pool[-21:-1][::-1]]
