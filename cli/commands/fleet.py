@@ -73,13 +73,17 @@ def run(
     if report is not None and not report.parent.is_dir():
         raise UsageError(f"--report {show_path(report)}: no directory {show_path(report.parent)}; "
                          "choose a path in an existing directory")
+    if address is not None:
+        from memstore.fleet.engines import check_address
+
+        check_address(address)
     at = resolve_now(now)  # read once: every store runs at the same time
-    names, unreadable = find_stores(base)
-    for name in unreadable:
-        note(f"fleet: cannot list {show_path(base / name)}; skipped")
-    if retry is not None:
-        wanted = failed_paths(retry, stage)
-        names = wanted  # no longer a store: its run says so
+    if retry is not None:  # only those: no walk of the whole root (one no longer a store says so when run)
+        names = failed_paths(retry, stage)
+    else:
+        names, unreadable = find_stores(base)
+        for name in unreadable:
+            note(f"fleet: cannot list {show_path(base / name)}; skipped")
     stores = [(_shown(name), os.path.normpath(os.path.abspath(base / name))) for name in names]
     cache = str(cache_dir())
     if address is not None:
