@@ -164,22 +164,15 @@ def _scanned(layout):
     without folding the log: a scan for those ops and the two sides of each conflict. None:
     no usable records index, or the log is out of order there (the forward read decides)."""
     from memstore.index.current import open_current
-    from memstore.store.log import well_formed
-    from memstore.store.lookup import lines_with
+    from memstore.store.lookup import scanned_events
 
     current = open_current(layout)
     if current is None:
         return None
-    events, last = [], 0
-    for line in lines_with(layout, b"", pattern=rb'"op":"(?:conflict|resolve|supersede)"'):
-        ev = well_formed(line)
-        if ev is None or ev["op"] not in ("conflict", "resolve", "supersede"):
-            continue
-        if ev["seq"] <= last:
-            return None
-        events.append(ev)
-        last = ev["seq"]
-    return events, current
+    ops = ("conflict", "resolve", "supersede")
+    events = scanned_events(layout, pattern=rb'"op":"(?:conflict|resolve|supersede)"',
+                            keep=lambda ev: ev["op"] in ops)
+    return None if events is None else (events, current)
 
 
 def render(result: dict, *, all_: bool = False) -> None:

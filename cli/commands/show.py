@@ -80,8 +80,7 @@ def _from_index(layout, ref: str, access):
     from memstore.access import readable
     from memstore.events import touched_ids
     from memstore.index.current import open_current
-    from memstore.store.log import well_formed
-    from memstore.store.lookup import lines_with
+    from memstore.store.lookup import scanned_events
 
     current = open_current(layout)
     if current is None:
@@ -89,15 +88,9 @@ def _from_index(layout, ref: str, access):
     memory = current.resolve(ref, layout)
     if memory is None or not readable(access, memory):
         return None, [], frozenset()
-    events, last = [], 0
-    for line in lines_with(layout, memory.id.encode()):
-        ev = well_formed(line)
-        if ev is None or memory.id not in touched_ids(ev):
-            continue
-        if ev["seq"] <= last:
-            return None  # out of order: the forward read's rules decide what it says
-        events.append(ev)
-        last = ev["seq"]
+    events = scanned_events(layout, memory.id.encode(), keep=lambda ev: memory.id in touched_ids(ev))
+    if events is None:
+        return None  # out of order: the forward read's rules decide what it says
     hidden: frozenset[str] = frozenset()
     if access is not None:
         from memstore.access import linked_ids

@@ -165,3 +165,21 @@ def lines_with(layout: Layout, token: bytes, *, pattern: bytes | None = None) ->
                     found.append(buf[start:stop])
                     pos = stop + 1
     return found
+
+
+def scanned_events(layout: Layout, token: bytes = b"", *, pattern: bytes | None = None,
+                   keep=None) -> list[dict] | None:
+    """The well-formed events on the log lines holding ``token`` (or matching ``pattern``)
+    that ``keep(event)`` accepts, in log order, without reading the log into events. None
+    when their seqs do not rise (a duplicated or edited line): then only the forward read's
+    rules (``log.in_order``) say what the log holds."""
+    events, last = [], 0
+    for line in lines_with(layout, token, pattern=pattern):
+        event = well_formed(line)
+        if event is None or (keep is not None and not keep(event)):
+            continue
+        if event["seq"] <= last:
+            return None
+        events.append(event)
+        last = event["seq"]
+    return events
