@@ -66,6 +66,7 @@ RELATED: dict[str, tuple[str, ...]] = {
     "notes": ("preamble", "serve"),
     "harmonize": ("conflicts", "serve"),
     "serve": ("preamble", "notes", "harmonize", "conflicts", "judge", "recall"),
+    "fleet": ("consolidate", "distill", "index", "snapshot", "brief", "verify"),
 }
 
 # Exit statuses beyond 0/1/2, and notes on them, per command ("policy add": that sub-command only).
@@ -73,6 +74,8 @@ EXIT_NOTES: dict[str, dict[int, str]] = {
     "replay": {1: "Also: a line of the script failed (its line number is named), "
                   "or the replay differs from the goldens."},
     "verify": {1: "Also: the check found problems (with --repair: problems left after repairing)."},
+    "fleet": {1: "Also: the stage failed in at least one store (each is named with its error; "
+                 "those stores are unchanged, and --retry REPORT runs them again)."},
     "policy add": {4: "The --agent's role has no write grant on the policy's domain (memstore(7), "
                       "AGENTS). Nothing is written."},
     "serve": {0: "Also: the client closed standard input (the session is over).",
