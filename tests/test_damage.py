@@ -22,7 +22,7 @@ def test_every_file_kind_is_damaged(report):
     kinds = {r.kind for r in report.results}
     for want in ("store:log/YYYY-MM.jsonl (first)", "store:log/YYYY-MM.jsonl (last)",
                  "store:snapshots/state-N.parquet", "store:index/vectors.usearch",
-                 "store:index/vectors.usearch.rows", "store:index/vectors.json",
+                 "store:index/vectors.usearch.keys", "store:index/vectors.json",
                  "store:index/records/manifest.json", "store:index/lexical/manifest.json",
                  "store:index/records/SEGMENT.store", "store:index/lexical/SEGMENT.store",
                  "cache:hashing-256.bin"):

@@ -156,8 +156,8 @@ DAMAGES = {
     "records .store xor": lambda s, o: xor16(one(s, "index/records/*.store")),
     "lexical .fast xor (a panic on open)": lambda s, o: xor16(one(s, "index/lexical/*.fast")),
     "records .term xor": lambda s, o: xor16(one(s, "index/records/*.term")),
-    "vector rows xor": lambda s, o: xor16(s / "index" / "vectors.usearch.rows"),
-    "vector rows xor at the start": lambda s, o: xor16(s / "index" / "vectors.usearch.rows", 0.0),
+    "vector rows xor": lambda s, o: xor16(s / "index" / "vectors.usearch", 0.3),
+    "vector rows xor at the start": lambda s, o: xor16(s / "index" / "vectors.usearch", 0.0),
     "usearch file xor": lambda s, o: xor16(s / "index" / "vectors.usearch", 0.7),
     "another store's snapshot, same seq": other_snapshot,
     "an edited text inside the snapshot": edit_snapshot_text,
@@ -171,7 +171,7 @@ DAMAGES = {
     "records .idx of another store": copy_over("index/records/*.idx", "other"),
     "lexical .term of another store": copy_over("index/lexical/*.term", "other"),
     "lexical .fast set back": copy_over("index/lexical/*.fast", "early"),
-    "vector rows of another store (the same size)": copy_over("index/vectors.usearch.rows", "other"),
+    "vector rows of another store (the same size)": copy_over("index/vectors.usearch", "other"),
 }
 
 

@@ -286,28 +286,34 @@ class LogReader:
 
     def _lines(self, start: tuple[str, int] | None) -> Iterator[tuple[dict | None, tuple, str | None]]:
         """(event or None, (path, line number after offset, offset), why it is skipped) for every
-        complete line; a line's number in its file is counted only for a problem's report."""
+        complete line; a line's number in its file is counted only for a problem's report.
+        Files are read in blocks: a reader holds one block, never a whole partition (a
+        million-event build held 2 GB of log bytes)."""
         files = log_files(self.layout)
         if start is not None:
             files = [p for p in files if p.name >= start[0]]
         for index, path in enumerate(files):
             offset = start[1] if start is not None and path.name == start[0] else 0
+            n, tail = 0, b""
             try:
                 with open(path, "rb") as f:
                     f.seek(offset)
-                    data = f.read()
+                    while block := f.read(_BLOCK):
+                        lines = (tail + block).split(b"\n")
+                        tail = lines.pop()  # after the last newline: the start of the next line
+                        yield from ((event, (path, m, offset), problem) for m, event, problem in parsed(lines, n + 1))
+                        n += len(lines)
             except OSError as exc:
-                yield None, (path, 0, 0), f"cannot be read ({exc.strerror})"
+                yield None, (path, n, offset), f"cannot be read ({exc.strerror})"
                 continue
-            lines = data.split(b"\n")
-            tail = lines.pop()  # after the final newline: b"" or a torn fragment
             if tail and index == len(files) - 1:  # never acknowledged: the next writer quarantines it
-                self.problems.append(LogProblem(path, len(lines) + 1 + _lines_before(path, offset),
+                self.problems.append(LogProblem(path, n + 1 + _lines_before(path, offset),
                                                 "torn final line (ignored)"))
             elif tail:
-                yield None, (path, len(lines) + 1, offset), "incomplete line before a later file"
-            for n, event, problem in parsed(lines):
-                yield event, (path, n, offset), problem
+                yield None, (path, n + 1, offset), "incomplete line before a later file"
+
+
+_BLOCK = 8 << 20
 
 
 def _lines_before(path: Path, offset: int) -> int:
