@@ -253,3 +253,29 @@ def test_a_resolve_brings_back_abstractions_in_the_index(tmp_path):
     state, _ = load_state(Layout(store))
     assert open_current(Layout(store)).get(sorted(state.memories)) == state.memories
     assert any(m.level == "summary" and m.status == "active" for m in state.memories.values())
+
+
+def test_an_index_damaged_where_only_a_read_sees_it_is_read_past(tmp_path, stores):
+    """Bytes of the records index flipped with its sizes and times kept: the manifest's
+    checks pass, the damage shows only when a column or a record is read; the answer is
+    still the fold's, never a traceback."""
+    import os
+
+    store, bare = stores
+    copy = tmp_path / "c"
+    shutil.copytree(store, copy)
+    for path in sorted((copy / "index" / "records").iterdir()):
+        if path.suffix in (".fast", ".store"):
+            st = path.stat()
+            data = bytearray(path.read_bytes())
+            for i in range(len(data) // 3, min(len(data), len(data) // 3 + 64)):
+                data[i] ^= 0xFF
+            path.write_bytes(bytes(data))
+            os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+    now = _day(101)
+    ids = _ids(bare)
+    for argv in (("stats", "--json"), ("brief", "--json", "--no-write"), ("show", ids[7], "--json"),
+                 ("conflicts", "--all", "--json"), ("export", "--id", ids[9])):
+        got = _run(copy, *argv, "--now", now)
+        assert got[0] == 0 and "Traceback" not in got[2], (argv, got[2])
+        assert got[1] == _run(bare, *argv, "--now", now)[1], argv

@@ -34,6 +34,15 @@ def run(
     from ..common import quiet
 
     e = env(now)
+    def fold() -> dict:
+        state, _ = load_state(e.layout)
+        if e.access is not None:  # an agent's brief holds only what its grants let it read
+            from memstore.access import readable
+
+            state = state.copy()
+            state.memories = {i: m for i, m in state.memories.items() if readable(e.access, m)}
+        return brief_data(state, e.now, e.config)
+
     current = None
     if e.access is None:
         from memstore.index.current import open_current
@@ -41,16 +50,11 @@ def run(
         current = open_current(e.layout)
     if current is not None:  # the records index and the log after it: no fold
         from memstore.brief import brief_current
+        from memstore.index.current import read_or_fold
 
-        data = brief_current(current, e.now, e.config)
+        data = read_or_fold(lambda: brief_current(current, e.now, e.config), fold)
     else:
-        state, _ = load_state(e.layout)
-        if e.access is not None:  # an agent's brief holds only what its grants let it read
-            from memstore.access import readable
-
-            state = state.copy()
-            state.memories = {i: m for i, m in state.memories.items() if readable(e.access, m)}
-        data = brief_data(state, e.now, e.config)
+        data = fold()
     if is_empty(data):  # a page of empty sections is noise in a morning read or a prompt
         if json:
             emit_json(data)

@@ -134,15 +134,20 @@ def _list(all_: bool, now: str | None, json: bool) -> None:
     from memstore.store.transaction import LogView
 
     e = env(now)
-    scanned = _scanned(e.layout)
+    from memstore.index.current import read_or_fold
+
+    scanned = read_or_fold(lambda: _scanned(e.layout), lambda: None)
+    if scanned is not None:
+        events, current = scanned
+        scanned = read_or_fold(lambda: (events, current, current.get(sorted(
+            {r[side] for r in records(events, _Records({})) for side in ("old", "new")}))), lambda: None)
     if scanned is None:  # no usable records index: fold the log, as before
         view = LogView(e.layout)
         state = view.state()
         found = records(view.events(), state, e.access)
     else:
-        events, current = scanned
-        sides = sorted({r[side] for r in records(events, _Records({})) for side in ("old", "new")})
-        state = _Records(current.get(sides))
+        events, _current, sides = scanned
+        state = _Records(sides)
         found = records(events, state, e.access)
     shown = found if all_ else [r for r in found if r["state"] == "open"]
     result = {"at": e.now, "conflicts": [_with_records(r, state) for r in shown]}

@@ -89,15 +89,18 @@ def _records(e, refs: list[str]) -> bytes:
     from memstore.access import hidden_ids, linked_ids, readable, redacted
     from memstore.codec import dumps_line
     from memstore.errors import NotFound
-    from memstore.index.current import open_current
+    from memstore.index.current import open_current, read_or_fold
     from memstore.model import memory_to_dict
     from memstore.store.open import load_state
 
     current = open_current(e.layout)
+    if current is not None:
+        named = read_or_fold(lambda: {ref: current.resolve(ref, e.layout) for ref in refs}, lambda: None)
+        current = None if named is None else current
     state = None if current is not None else load_state(e.layout)[0]
     found = []
     for ref in refs:
-        m = current.resolve(ref, e.layout) if current is not None else state.resolve(ref)
+        m = named[ref] if current is not None else state.resolve(ref)
         if m is None or not readable(e.access, m):
             raise NotFound(f"no memory with id or key {ref!r}; list ids with `memstore export` or `memstore log`")
         found.append(m)

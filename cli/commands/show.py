@@ -35,7 +35,9 @@ def run(
     from memstore.store.transaction import LogView
 
     e = env(now)
-    found = _from_index(e.layout, ref, e.access)
+    from memstore.index.current import read_or_fold
+
+    found = read_or_fold(lambda: _from_index(e.layout, ref, e.access), lambda: None)
     if found is None:  # no usable records index: the fold answers, as it always did
         state, _reader = load_state(e.layout)
         memory = state.resolve(ref)

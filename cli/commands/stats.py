@@ -17,17 +17,20 @@ Examples:
 
 
 def run(now: NowOpt = None, json: JsonOpt = False) -> None:
-    from memstore.index.current import open_current
+    from memstore.index.current import open_current, read_or_fold
     from memstore.store.open import load_state
     from memstore.tally import tally, tally_current
 
     e = env(now)
+    def fold() -> dict:
+        state, _reader = load_state(e.layout)
+        return tally(state.ordered(), e.now, e.config)
+
     current = open_current(e.layout)
     if current is not None:  # the records index and the log after it: no fold
-        result = tally_current(current, e.now, e.config)
+        result = read_or_fold(lambda: tally_current(current, e.now, e.config), fold)
     else:
-        state, _reader = load_state(e.layout)
-        result = tally(state.ordered(), e.now, e.config)
+        result = fold()
     if json:
         emit_json(result)
     else:

@@ -8,7 +8,6 @@ log anchor, file list and document count; nothing created after its watermark); 
 any check fails, or the log after the watermark is long, ``open_current`` returns None and
 the caller folds the log as before: a derived file that disagrees with the log never
 answers. Nothing is written: a read-only store is read the same way.
-
 """
 
 from __future__ import annotations
@@ -48,9 +47,13 @@ class Current:
     def key_id(self, key: str) -> str | None:
         """The id a caller key is bound to when the records can tell: the one record created
         with it (a key is bound when first written, and a later write with it reinforces
-        that record). None: ask the log (a key bound by a reinforce only, or by races)."""
-        q = self.index.dimension_query("key", [key])
-        ids = {m.id for m in self.index.posting("key", [key])} if self.index.count(q) <= 4 else {"", " "}
+        that record). None: ask the log (no record or several carry it: a key bound by a
+        reinforce only, or records imported with it). One case only the log tells apart: an
+        import of a record carrying a key that a reinforce had bound to another record
+        before (the fold keeps that first binding; this names the imported record)."""
+        if self.index.count(self.index.dimension_query("key", [key])) > 4:
+            return None
+        ids = {m.id for m in self.index.posting("key", [key])}
         ids |= {mid for mid, m in self.overlay.items() if m.key == key}
         return ids.pop() if len(ids) == 1 else None
 
@@ -84,16 +87,16 @@ def open_current(layout: Layout) -> Current | None:
         if index.count() != manifest.get("count") or index.count_after(mark) > 0:
             return None  # a crash between the index's commit and its manifest
         tail = list(islice(_after(layout, manifest["anchor"], mark), MAX_TAIL + 1))
-    except Exception as exc:  # a damaged index: the fold answers (verify and reindex repair it)
+        if len(tail) > MAX_TAIL:
+            return None
+        touched = records.touched(index, tail)
+        before = index.get(touched) if touched else {}
+    except BaseException as exc:  # a damaged index: the fold answers (verify and reindex repair it)
         from .sync import is_damage
 
-        if is_damage(exc) or isinstance(exc, (OSError, ValueError)):
+        if is_damage(exc):
             return None
         raise
-    if len(tail) > MAX_TAIL:
-        return None
-    touched = records.touched(index, tail)
-    before = index.get(touched) if touched else {}
     state = fold(tail, State(memories=dict(before), seq=mark))
     overlay = {mid: m for mid, m in state.memories.items() if before.get(mid) != m}
     return Current(index, overlay, head.seq, head.at)
@@ -121,3 +124,17 @@ def _after(layout: Layout, anchor: dict, mark: int):
     if first["seq"] != mark + 1:
         raise ValueError("the log after the watermark does not continue it")
     return chain([first], events)
+
+
+def read_or_fold(read, fold_instead):
+    """``read()`` (a read through ``open_current``), or ``fold_instead()`` when the index
+    turns out damaged only as it is read (a Tantivy panic, an I/O or decode error): a damaged
+    derived file never fails a read the log can answer."""
+    try:
+        return read()
+    except BaseException as exc:  # (Tantivy's panics are BaseExceptions; is_damage says which)
+        from .sync import is_damage
+
+        if is_damage(exc):
+            return fold_instead()
+        raise
