@@ -131,23 +131,17 @@ def resolve(
 
 def _list(all_: bool, now: str | None, json: bool) -> None:
     from memstore.conflicts import records
+    from memstore.index.current import read_or_fold
     from memstore.store.transaction import LogView
 
     e = env(now)
-    from memstore.index.current import read_or_fold
-
     scanned = read_or_fold(lambda: _scanned(e.layout), lambda: None)
-    if scanned is not None:
-        events, current = scanned
-        scanned = read_or_fold(lambda: (events, current, current.get(sorted(
-            {r[side] for r in records(events, _Records({})) for side in ("old", "new")}))), lambda: None)
     if scanned is None:  # no usable records index: fold the log, as before
         view = LogView(e.layout)
         state = view.state()
         found = records(view.events(), state, e.access)
     else:
-        events, _current, sides = scanned
-        state = _Records(sides)
+        events, state = scanned
         found = records(events, state, e.access)
     shown = found if all_ else [r for r in found if r["state"] == "open"]
     result = {"at": e.now, "conflicts": [_with_records(r, state) for r in shown]}
@@ -165,9 +159,11 @@ class _Records:
 
 
 def _scanned(layout):
-    """(the conflict, resolve and supersede events, the records index as of the head), read
-    without folding the log: a scan for those ops and the two sides of each conflict. None:
-    no usable records index, or the log is out of order there (the forward read decides)."""
+    """(the conflict, resolve and supersede events, the two sides of each as a ``_Records``),
+    read without folding the log: a scan for those ops and the records index as of the head.
+    None: no usable records index, or the log is out of order there (the forward read
+    decides)."""
+    from memstore.conflicts import records
     from memstore.index.current import open_current
     from memstore.store.lookup import scanned_events
 
@@ -175,9 +171,11 @@ def _scanned(layout):
     if current is None:
         return None
     ops = ("conflict", "resolve", "supersede")
-    events = scanned_events(layout, pattern=rb'"op":"(?:conflict|resolve|supersede)"',
-                            keep=lambda ev: ev["op"] in ops)
-    return None if events is None else (events, current)
+    events = scanned_events(layout, rb'"op":"(?:conflict|resolve|supersede)"', lambda ev: ev["op"] in ops)
+    if events is None:
+        return None
+    sides = {r[side] for r in records(events, _Records({})) for side in ("old", "new")}
+    return events, _Records(current.get(sorted(sides)))
 
 
 def render(result: dict, *, all_: bool = False) -> None:

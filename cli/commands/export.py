@@ -93,22 +93,22 @@ def _records(e, refs: list[str]) -> bytes:
     from memstore.model import memory_to_dict
     from memstore.store.open import load_state
 
-    current = open_current(e.layout)
+    current, named, state = open_current(e.layout), None, None
     if current is not None:
         named = read_or_fold(lambda: {ref: current.resolve(ref, e.layout) for ref in refs}, lambda: None)
-        current = None if named is None else current
-    state = None if current is not None else load_state(e.layout)[0]
+    if named is None:  # no usable records index: the fold answers
+        state = load_state(e.layout)[0]
+        named = {ref: state.resolve(ref) for ref in refs}
     found = []
     for ref in refs:
-        m = named[ref] if current is not None else state.resolve(ref)
+        m = named[ref]
         if m is None or not readable(e.access, m):
             raise NotFound(f"no memory with id or key {ref!r}; list ids with `memstore export` or `memstore log`")
         found.append(m)
     if e.access is None:
         hidden = frozenset()
-    elif current is None:
+    elif state is not None:
         hidden = hidden_ids(state, e.access)
     else:
-        linked = sorted({i for m in found for i in linked_ids(m)})
-        hidden = frozenset(i for i, o in current.get(linked).items() if not readable(e.access, o))
+        hidden = current.hidden(e.access, [i for m in found for i in linked_ids(m)])
     return b"".join(dumps_line(memory_to_dict(redacted(m, hidden))) for m in found)

@@ -31,11 +31,9 @@ class Current:
     """The records index plus ``overlay``: the records the log changed after its watermark,
     as the fold has them now."""
 
-    def __init__(self, index: records.RecordIndex, overlay: dict[str, Memory], seq: int, at: str | None):
+    def __init__(self, index: records.RecordIndex, overlay: dict[str, Memory]):
         self.index = index
         self.overlay = overlay
-        self.seq = seq
-        self.at = at
 
     def get(self, ids: list[str]) -> dict[str, Memory]:
         found = {i: self.overlay[i] for i in ids if i in self.overlay}
@@ -43,6 +41,15 @@ class Current:
         if rest:
             found.update(self.index.get(rest))
         return found
+
+    def hidden(self, access, ids) -> frozenset[str]:
+        """Which of ``ids`` name records ``access`` may not read (``access.hidden_ids`` for
+        just the records a reply links to)."""
+        if access is None:
+            return frozenset()
+        from ..access import readable
+
+        return frozenset(i for i, m in self.get(sorted(set(ids))).items() if not readable(access, m))
 
     def key_id(self, key: str) -> str | None:
         """The id a caller key is bound to when the records can tell: the one record created
@@ -99,7 +106,7 @@ def open_current(layout: Layout) -> Current | None:
         raise
     state = fold(tail, State(memories=dict(before), seq=mark))
     overlay = {mid: m for mid, m in state.memories.items() if before.get(mid) != m}
-    return Current(index, overlay, head.seq, head.at)
+    return Current(index, overlay)
 
 
 def _open(layout: Layout) -> records.RecordIndex:
