@@ -257,8 +257,8 @@ def test_a_resolve_brings_back_abstractions_in_the_index(tmp_path):
 
 def test_an_index_damaged_where_only_a_read_sees_it_is_read_past(tmp_path, stores):
     """Bytes of the records index flipped with its sizes and times kept: the manifest's
-    checks pass, the damage shows only when a column or a record is read; the answer is
-    still the fold's, never a traceback."""
+    checks pass; whatever Tantivy makes of the bytes, the answer is the fold's, never a
+    traceback."""
     import os
 
     store, bare = stores
@@ -279,3 +279,44 @@ def test_an_index_damaged_where_only_a_read_sees_it_is_read_past(tmp_path, store
         got = _run(copy, *argv, "--now", now)
         assert got[0] == 0 and "Traceback" not in got[2], (argv, got[2])
         assert got[1] == _run(bare, *argv, "--now", now)[1], argv
+
+
+@pytest.mark.parametrize("error", [RuntimeError("simulated Tantivy error"), OSError(5, "Input/output error")])
+def test_damage_found_while_reading_the_index_falls_back_to_the_fold(stores, monkeypatch, error):
+    """An index that passes every check on open and fails as it is read (a panic, an I/O
+    error): each read through it answers from the fold instead (read_or_fold)."""
+    from memstore.index import records
+
+    store, bare = stores
+    now = _day(101)
+    ids = _ids(bare)
+    want = {argv: _run(bare, *argv, "--now", now) for argv in (
+        ("stats", "--json"), ("brief", "--json", "--no-write"), ("show", ids[7], "--json"),
+        ("conflicts", "--all", "--json"), ("export", "--id", ids[9]))}
+
+    from memstore.index import current as current_module
+
+    opened = current_module.open_current
+    broken = []  # set once the index has been opened and believed: every later read fails
+
+    def open_then_break(layout):
+        found = opened(layout)
+        broken.append(True)
+        return found
+
+    def failing(name):
+        real = getattr(records.RecordIndex, name)
+
+        def call(self, *a, **k):
+            if broken:
+                raise error
+            return real(self, *a, **k)
+        return call
+
+    monkeypatch.setattr(current_module, "open_current", open_then_break)
+    for name in ("columns", "get", "posting", "count", "by_seqs"):
+        monkeypatch.setattr(records.RecordIndex, name, failing(name))
+    for argv, expected in want.items():
+        broken.clear()
+        assert _run(store, *argv, "--now", now) == expected, argv
+        assert broken  # the index was opened, then failed as it was read
