@@ -53,7 +53,10 @@ def run_stage(name: str, *, now: str | None, json: bool, dry_run: bool, embedder
         from .indexing import cache_dir
 
         inner = make_embedder(e.config)  # cached: a nightly job must not re-embed old texts
-        kw["embedder"] = CachedEmbedder(EmbedPool(inner, jobs), EmbeddingCache(cache_dir(), inner.name, inner.dim))
+        pool = EmbedPool(inner, jobs)
+        kw["embedder"] = CachedEmbedder(pool, EmbeddingCache(cache_dir(), inner.name, inner.dim))
+        if name == "consolidate":
+            kw["mapper"] = pool.map  # its update keys and frames go to the same workers
     try:
         done = getattr(writes, name)(e.layout, now=e.now, config=e.config, dry_run=dry_run, **kw)
     finally:

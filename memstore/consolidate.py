@@ -26,7 +26,8 @@ abstractions whose every source was superseded or forgotten are retired with the
 from __future__ import annotations
 
 from .beliefs import later, relation
-from .beliefs.candidates import Postings
+from .beliefs.candidates import CHUNK, Postings
+from .beliefs.frame import frames_of, seed, unseeded
 from .conflicts import (
     between_agents,
     conflict_events,
@@ -107,6 +108,54 @@ def _vectors(embedder, texts: list[str]):
     return [_VECTORS[(embedder.name, t)] for t in texts]
 
 
+class _Memo:
+    """What one consolidation carries from round to round (its stages repeat until none has
+    anything left to say). Only work whose answer cannot have changed is reused, so the
+    events are those of recomputing everything each round:
+
+    - update candidates: the pool of updatable records only shrinks within a run (no event
+      of consolidate creates or revives one), and the ranking over a smaller pool is the
+      ranking over the larger one without the records that left. So a new record's ranking
+      is taken once, three times as long as needed, and each round reads the first
+      ``_MAX_CANDIDATES`` still in the pool; it is taken again only when fewer are left
+      and the long ranking was cut short;
+    - relations: ``relation`` is a pure function of the two texts;
+    - near-duplicate groups: a group is decided again only when an event since its last
+      decision touched one of its members (a group decided without events, and untouched
+      since, decides nothing again).
+    """
+
+    def __init__(self, mapper=map):
+        self.mapper = mapper  # where keys and frames are computed: map, or worker processes
+        self.postings: Postings | None = None
+        self.candidates: dict[str, list[str]] = {}  # id -> its long ranking (ids)
+        self.relations: dict[tuple[str, str], object] = {}
+        self.touched: set[str] | None = None  # None: nothing decided yet
+
+    def touch(self, events: list[dict]) -> None:
+        if self.touched is not None:
+            self.touched.update(_ids(events))
+
+    def take_touched(self, s) -> set[tuple] | None:
+        """The near-duplicate groups to decide now (None: all), and a fresh start."""
+        touched, self.touched = self.touched, set()
+        if touched is None:
+            return None
+        return {((m.domain or ""), m.subject) for m in (s.memories.get(i) for i in touched)
+                if m is not None and m.subject is not None}
+
+
+def _ids(events: list[dict]) -> set[str]:
+    """The records a consolidation event changes."""
+    out: set[str] = set()
+    for e in events:
+        for name in ("id", "old", "new"):
+            if isinstance(e.get(name), str):
+                out.add(e[name])
+        out.update(e.get("members") or ())
+    return out
+
+
 def _order(m: Memory) -> tuple:
     """Newer means later in event time, then in record order (a backfilled note is old news).
     Event times of any precision are ISO prefixes, so their text sorts in time order."""
@@ -118,50 +167,77 @@ def _expire(s, now: str, config) -> list[dict]:
             if m.status == "active" and m.tier == "short" and m.expires_at and m.expires_at <= now]
 
 
-def _near_duplicates(s, now: str, config, embedder) -> list[dict]:
+def _near_duplicates(s, now: str, config, embedder, memo: _Memo) -> list[dict]:
     lower, upper = thresholds(config, embedder)
     since = ts_after(now, -config["consolidate"]["lookback_days"])
+    redo = memo.take_touched(s)  # None: every group (the first round)
     groups: dict[tuple, list[Memory]] = {}
     for m in s.ordered():
         if m.status == "active" and m.level == "raw" and m.subject is not None:
-            groups.setdefault((m.domain or "", m.subject), []).append(m)
+            key = (m.domain or "", m.subject)
+            if redo is None or key in redo:
+                groups.setdefault(key, []).append(m)
     events: list[dict] = []
     for members in groups.values():
         if len(members) < 2 or all(m.recorded_at < since for m in members):
             continue
         members.sort(key=_order)
-        vecs = dict(zip((m.id for m in members), _vectors(embedder, [m.text for m in members]), strict=True))
-        for j, new in enumerate(members):
-            new = s.memories[new.id]
-            if new.recorded_at < since or new.status != "active":
-                continue
-            older = [o for o in (s.memories[o.id] for o in members[:j])
-                     if o.status == "active" and comparable(o, new)]
-            if not older:
-                continue
-            sims = [float(vecs[o.id] @ vecs[new.id]) for o in older]
-            best = max(range(len(older)), key=lambda i: (sims[i], -i))
-            old, cosine = older[best], round(sims[best], 4)
-            if settled(old, new):
-                continue  # a person (or an open conflict) already holds this pair
-            verdict, rule = decide(old, new, cosine, lower, upper, config)
-            if verdict == REINFORCE:
-                batch = [{"op": "merge", "at": now, "old": old.id, "new": new.id, "cosine": cosine,
-                          "seen_at": max(t for t in (new.recorded_at, new.last_reinforced_at) if t),
-                          "step": reinforce_step(new.source, config)}]
-            elif verdict in (UPDATE, CONFLICT) and not later(old, new):
-                continue  # a backfilled memory is old news: it updates nothing said since
-            elif verdict == UPDATE and between_agents(old, new):  # two agents: theirs to harmonize
-                batch = conflict_events(old, new, "update", now, config, f"cosine {cosine}")
-            elif verdict == UPDATE:
-                batch = [{"op": "supersede", "at": now, "old": old.id, "new": new.id,
-                          "reason": f"update (cosine {cosine})"}]
-            elif verdict == CONFLICT:
-                batch = conflict_events(old, new, rule, now, config, f"cosine {cosine}")
-            else:
-                continue
-            apply_stage(s, batch)
-            events += batch
+        found = _group_duplicates(s, members, since, now, config, embedder, lower, upper)
+        memo.touch(found)
+        events += found
+    return events
+
+
+def _group_duplicates(s, members: list[Memory], since: str, now: str, config, embedder,
+                      lower: float, upper: float) -> list[dict]:
+    """The four-state decisions inside one (domain, subject) group, oldest member first.
+
+    The cosines of a member against all older ones come from one matrix product; the
+    nearest is then taken on the exact pairwise dot products of the few within 1e-5 of the
+    best, so the choice and the rounded cosine are those of comparing pair by pair."""
+    import numpy as np
+
+    vecs = _vectors(embedder, [m.text for m in members])
+    matrix = np.asarray(vecs)
+    at = {m.id: i for i, m in enumerate(members)}
+    active = np.array([s.memories[m.id].status == "active" for m in members], dtype=bool)
+    episodic = np.array([m.kind in EPISODIC_KINDS or m.outcome is not None for m in members], dtype=bool)
+    day = np.array([m.occurred_at[:10] for m in members])
+    events: list[dict] = []
+    for j, new in enumerate(members):
+        new = s.memories[new.id]
+        if new.recorded_at < since or new.status != "active" or j == 0:
+            continue
+        ok = active[:j] & (~(episodic[:j] | episodic[j]) | (day[:j] == day[j]))  # comparable()
+        if not ok.any():
+            continue
+        rough = np.where(ok, matrix[:j] @ matrix[j], -np.inf)
+        near = np.flatnonzero(rough >= rough.max() - 1e-5)
+        sims = {int(i): float(vecs[i] @ vecs[j]) for i in near}
+        best = max(sims, key=lambda i: (sims[i], -i))
+        old, cosine = s.memories[members[best].id], round(sims[best], 4)
+        if settled(old, new):
+            continue  # a person (or an open conflict) already holds this pair
+        verdict, rule = decide(old, new, cosine, lower, upper, config)
+        if verdict == REINFORCE:
+            batch = [{"op": "merge", "at": now, "old": old.id, "new": new.id, "cosine": cosine,
+                      "seen_at": max(t for t in (new.recorded_at, new.last_reinforced_at) if t),
+                      "step": reinforce_step(new.source, config)}]
+        elif verdict in (UPDATE, CONFLICT) and not later(old, new):
+            continue  # a backfilled memory is old news: it updates nothing said since
+        elif verdict == UPDATE and between_agents(old, new):  # two agents: theirs to harmonize
+            batch = conflict_events(old, new, "update", now, config, f"cosine {cosine}")
+        elif verdict == UPDATE:
+            batch = [{"op": "supersede", "at": now, "old": old.id, "new": new.id,
+                      "reason": f"update (cosine {cosine})"}]
+        elif verdict == CONFLICT:
+            batch = conflict_events(old, new, rule, now, config, f"cosine {cosine}")
+        else:
+            continue
+        apply_stage(s, batch)
+        for i in {at[x] for x in _ids(batch) if x in at}:
+            active[i] = s.memories[members[i].id].status == "active"
+        events += batch
     return events
 
 
@@ -169,9 +245,10 @@ def _near_duplicates(s, now: str, config, embedder) -> list[dict]:
 # policies count, never beliefs to correct; abstractions follow their sources (``_retire``).
 _UPDATABLE = ("active", "expired")
 _MAX_CANDIDATES = 20  # older records examined per new one, most shared words first
+_LONG = 3 * _MAX_CANDIDATES  # the ranking a run keeps per new record (_Memo)
 
 
-def _updates(s, now: str, config) -> list[dict]:
+def _updates(s, now: str, config, memo: _Memo) -> list[dict]:
     """Newer records that update older beliefs in everyday words (memstore.beliefs)."""
     since = ts_after(now, -config["consolidate"]["lookback_days"])
     pool = [m for m in s.ordered() if m.level == "raw" and m.outcome is None and m.status in _UPDATABLE
@@ -180,17 +257,29 @@ def _updates(s, now: str, config) -> list[dict]:
                  key=lambda m: (m.recorded_at, m.seq, m.id))
     if not new:
         return []
-    postings = Postings(pool)
+    in_pool = {m.id for m in pool}  # as the round starts: candidates are ranked over it all round
+    if memo.postings is None or not in_pool <= memo.postings.position.keys():
+        memo.postings, memo.candidates = Postings(pool, memo.mapper), {}
+    if memo.mapper is not map:  # the frames the comparisons will need, computed on the workers
+        needed = {t for n in new for t in [n.text, *(s.memories[o].text for o in _candidates(n, in_pool, memo)
+                                                     if s.memories[o].domain == n.domain)]}
+        texts = unseeded(needed)
+        chunks = [texts[i:i + CHUNK] for i in range(0, len(texts), CHUNK)]
+        for chunk, frames in zip(chunks, memo.mapper(frames_of, chunks), strict=True):
+            seed(chunk, frames)
     events: list[dict] = []
     for n in new:
         n = s.memories[n.id]
         if n.status != "active":
             continue
-        for oid in (o.id for o in postings.ranked(n, _MAX_CANDIDATES)):
+        for oid in _candidates(n, in_pool, memo):
             o = s.memories[oid]
             if o.status not in _UPDATABLE or settled(o, n) or o.domain != n.domain:
                 continue  # a domain is a scope: a fact in one does not update another's
-            verdict = relation(o.text, n.text)
+            pair = (o.text, n.text)
+            if pair not in memo.relations:
+                memo.relations[pair] = relation(o.text, n.text)
+            verdict = memo.relations[pair]
             if verdict is None:
                 continue
             if verdict.certain:  # recorded as a conflict settled by the newer side (conflicts --all)
@@ -202,6 +291,16 @@ def _updates(s, now: str, config) -> list[dict]:
             apply_stage(s, batch)
             events += batch
     return events
+
+
+def _candidates(n, in_pool: set[str], memo: _Memo) -> list[str]:
+    """The ids ``n`` is compared with this round (Postings.ranked over the round's pool)."""
+    long = memo.candidates.get(n.id)
+    ranked = [i for i in long if i in in_pool][:_MAX_CANDIDATES] if long is not None else []
+    if long is None or (len(ranked) < _MAX_CANDIDATES and len(long) == _LONG):
+        long = memo.candidates[n.id] = [o.id for o in memo.postings.ranked(n, _LONG, in_pool)]
+        ranked = long[:_MAX_CANDIDATES]
+    return ranked
 
 
 def _retire(s, now: str, config) -> list[dict]:
@@ -248,23 +347,29 @@ def _promote(s, now: str, config) -> list[dict]:
     return events
 
 
-def consolidate(state, *, now: str, config, embedder=None) -> list[dict]:
+def consolidate(state, *, now: str, config, embedder=None, mapper=map) -> list[dict]:
     """The events one consolidation at ``now`` appends (without seq), in order.
 
     ``embedder`` defaults to the hashing embedder (no model) with its thresholds.
+    ``mapper(fn, chunks)``: how pure per-text work (update keys and frames) is spread, e.g.
+    over the embedder's worker processes; the events are the same whatever it is.
     """
     if embedder is None:
         from .embed import HashingEmbedder
 
         embedder = HashingEmbedder(config["embedder"]["hashing_dim"])
     work = state.copy()
+    memo = _Memo(mapper)
     events: list[dict] = []
     while True:
         batch: list[dict] = []
         for stage in (_expire, _updates, _near_duplicates, _promote, _policy_conflicts, _retire):
-            found = stage(work, now, config, embedder) if stage is _near_duplicates else stage(work, now, config)
-            if stage is not _near_duplicates:
+            if stage is _near_duplicates:
+                found = stage(work, now, config, embedder, memo)
+            else:
+                found = stage(work, now, config, memo) if stage is _updates else stage(work, now, config)
                 apply_stage(work, found)
+                memo.touch(found)
             batch += found
         if not batch:
             return events

@@ -116,10 +116,12 @@ def run_stage(layout: Layout, stage: Callable[..., list[dict]], *, now: str, con
     return StageRun(done.value, done.stamped(now), done.seqs)
 
 
-def consolidate(layout: Layout, *, now: str, config, embedder=None, dry_run: bool = False) -> StageRun:
+def consolidate(layout: Layout, *, now: str, config, embedder=None, dry_run: bool = False,
+                mapper=map) -> StageRun:
+    """``mapper``: see memstore.consolidate.consolidate (the CLI passes its embedding workers')."""
     from .consolidate import consolidate as stage
 
-    return run_stage(layout, stage, now=now, config=config, dry_run=dry_run, embedder=embedder)
+    return run_stage(layout, stage, now=now, config=config, dry_run=dry_run, embedder=embedder, mapper=mapper)
 
 
 def distill(layout: Layout, *, now: str, config, dry_run: bool = False) -> StageRun:

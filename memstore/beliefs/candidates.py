@@ -12,18 +12,26 @@ the positions before it are ranked.
 
 from __future__ import annotations
 
-from .frame import keys
+from .frame import keys, keys_of
+
+CHUNK = 512  # texts per task when keys or frames are computed on worker processes
 from .rules import later
 
 
 class Postings:
-    def __init__(self, pool: list):
-        """``pool``: the records that may be updated, in log order (seq ascending)."""
+    def __init__(self, pool: list, mapper=map):
+        """``pool``: the records that may be updated, in log order (seq ascending).
+        ``mapper(fn, chunks)``: where their keys are computed (consolidate's workers)."""
         self.pool = pool
         self.position = {m.id: i for i, m in enumerate(pool)}
         lists: dict[str, list[int]] = {}  # key -> positions in the pool, ascending
-        for i, m in enumerate(pool):
-            for word in keys(m.text):
+        self._keys: dict[str, frozenset] = {}  # id -> keys (keys' own cache is smaller than a big pool)
+        texts = [m.text for m in pool]
+        chunks = [texts[i:i + CHUNK] for i in range(0, len(texts), CHUNK)]
+        found_all = [k for part in mapper(keys_of, chunks) for k in part]
+        for i, (m, found) in enumerate(zip(pool, found_all, strict=True)):
+            self._keys[m.id] = found
+            for word in found:
                 lists.setdefault(word, []).append(i)
         self._lists = lists
         self._arrays: dict[str, object] = {}
@@ -37,11 +45,14 @@ class Postings:
             found = self._arrays[word] = np.array(self._lists[word], dtype=np.int64)
         return found
 
-    def ranked(self, n, limit: int) -> list:
-        """The records ``n`` is compared with, best first (see the module's rule)."""
+    def ranked(self, n, limit: int, alive=None) -> list:
+        """The records ``n`` is compared with, best first (see the module's rule).
+        ``alive``: the ids still in the pool (records left since it was built are passed
+        over; the order of the rest is the order over the smaller pool)."""
         import numpy as np
 
-        words = [w for w in keys(n.text) if w in self._lists]
+        found = self._keys.get(n.id)
+        words = [w for w in (keys(n.text) if found is None else found) if w in self._lists]
         if not words or limit <= 0:
             return []
         counts = np.bincount(np.concatenate([self._array(w) for w in words]), minlength=len(self.pool))
@@ -57,7 +68,7 @@ class Postings:
             ranked = []
             for i in best.tolist():
                 o = self.pool[i]
-                if o.id != n.id and later(o, n):
+                if o.id != n.id and (alive is None or o.id in alive) and later(o, n):
                     ranked.append(o)
                     if len(ranked) == limit:
                         return ranked

@@ -106,6 +106,10 @@ def _value(w: str) -> str | None:
     return None
 
 
+def keys_of(texts: list[str]) -> list[frozenset[str]]:
+    return [keys(t) for t in texts]
+
+
 @lru_cache(maxsize=65536)
 def keys(text: str) -> frozenset[str]:
     """Cheap lookup keys of a text (a tenth of ``frame``'s cost): its content words, their
@@ -158,8 +162,33 @@ def _split(words) -> tuple[frozenset[str], frozenset[str]]:
     return frozenset(frame_words), frozenset(values)
 
 
-@lru_cache(maxsize=65536)
+_SEEDED: dict[str, Frame] = {}  # frames computed ahead, e.g. on consolidate's workers
+
+
+def seed(texts: list[str], frames: list[Frame]) -> None:
+    """Remember frames computed elsewhere (``frames_of`` on worker processes): ``frame``
+    returns them as it would have computed them. A cache, not state."""
+    if len(_SEEDED) > 400_000:
+        _SEEDED.clear()
+    _SEEDED.update(zip(texts, frames, strict=True))
+
+
+def unseeded(texts) -> list[str]:
+    """Those of ``texts`` whose frames were not seeded, sorted."""
+    return sorted(t for t in texts if t not in _SEEDED)
+
+
+def frames_of(texts: list[str]) -> list[Frame]:
+    return [frame(t) for t in texts]
+
+
 def frame(text: str) -> Frame:
+    found = _SEEDED.get(text)
+    return found if found is not None else _frame(text)
+
+
+@lru_cache(maxsize=65536)
+def _frame(text: str) -> Frame:
     t = unicodedata.normalize("NFKC", text)
     markers = set()
     said = set()

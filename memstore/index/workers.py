@@ -81,13 +81,23 @@ class EmbedPool:
             if here * (1 - 1 / self.jobs) < START_SECONDS:  # what workers would save, no more
                 yield from (self.inner.embed(b, role) for b in batches)
                 return
+        yield from self._on_workers(_embed_in_worker, ((b, role) for b in batches))
+
+    def map(self, fn, chunks: list) -> Iterator:
+        """``fn(chunk)`` for each chunk, in order: on the workers when there are more chunks
+        than workers, else here. ``fn`` is a pure module-level function (consolidate's frames)."""
+        if self.jobs == 1 or len(chunks) <= self.jobs:
+            yield from (fn(c) for c in chunks)
+            return
+        yield from self._on_workers(fn, ((c,) for c in chunks))
+
+    def _on_workers(self, fn, calls: Iterator) -> Iterator:
         pool = self._started()
         inflight: list = []
-        todo = iter(batches)
         try:
             while True:
-                while len(inflight) < AHEAD * self.jobs and (batch := next(todo, None)) is not None:
-                    inflight.append(pool.submit(_embed_in_worker, batch, role))
+                while len(inflight) < AHEAD * self.jobs and (args := next(calls, None)) is not None:
+                    inflight.append(pool.submit(fn, *args))
                 if not inflight:
                     return
                 yield self._result(inflight.pop(0))
