@@ -84,11 +84,22 @@ class EmbedPool:
         yield from self._on_workers(_embed_in_worker, ((b, role) for b in batches))
 
     def map(self, fn, chunks: list) -> Iterator:
-        """``fn(chunk)`` for each chunk, in order: on the workers when there are more chunks
-        than workers, else here. ``fn`` is a pure module-level function (consolidate's frames)."""
+        """``fn(chunk)`` for each chunk, in order: on the workers when what they would save
+        pays for starting them (judged, as for embedding, on the first chunk done here), else
+        here. ``fn`` is a pure module-level function (consolidate's update keys and frames)."""
+        import time
+
         if self.jobs == 1 or len(chunks) <= self.jobs:
             yield from (fn(c) for c in chunks)
             return
+        if self._pool is None:
+            start = time.perf_counter()
+            yield fn(chunks[0])
+            chunks = chunks[1:]
+            here = (time.perf_counter() - start) * len(chunks)
+            if here * (1 - 1 / self.jobs) < START_SECONDS:
+                yield from (fn(c) for c in chunks)
+                return
         yield from self._on_workers(fn, ((c,) for c in chunks))
 
     def _on_workers(self, fn, calls: Iterator) -> Iterator:
