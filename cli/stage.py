@@ -68,12 +68,15 @@ def run_stage(name: str, *, now: str | None, json: bool, dry_run: bool, embedder
 
         hidden = hidden_ids(state, e.access)
         events = [ev for ev in events if event_visible(ev, e.access, hidden)]
+    marks = [ev for ev in events if ev["op"] == "mark"]  # bookkeeping: said apart, never listed
+    events = [ev for ev in events if ev["op"] != "mark"]
     counts: dict[str, int] = {}
     for ev in events:
         counts[ev["op"]] = counts.get(ev["op"], 0) + 1
     if json:
         emit_json({"command": name, "at": e.now, "dry_run": dry_run, "appended": len(seqs),
-                   "counts": dict(sorted(counts.items())), "events": events})
+                   "counts": dict(sorted(counts.items())), "events": events,
+                   "examined_through": marks[-1]["through"] if marks else None})
         return
     after = fold([{**ev, "seq": state.seq + i} for i, ev in enumerate(events, start=1)], state)
     if not quiet():
@@ -83,5 +86,6 @@ def run_stage(name: str, *, now: str | None, json: bool, dry_run: bool, embedder
         note(f"{name}: nothing to do at {e.now}")
     else:
         summary = ", ".join(f"{n} {op}" for op, n in sorted(counts.items()))
+        mark = f", then its mark (seq {seqs[-1]})" if marks and not dry_run else ""
         note(f"{name}: {summary}" + (" (dry run: nothing appended)" if dry_run else
-                                     f" appended (seq {seqs[0]}-{seqs[-1]})"))
+                                     f" appended (seq {seqs[0]}-{seqs[len(events) - 1]}){mark}"))

@@ -115,8 +115,8 @@ SETTINGS: dict[str, dict[str, Setting]] = {
         "hashing_dup_lower": Setting(0.59, "consolidate.dup_lower for the hashing embedder.",
                                      lo=-1, hi=0.99),
         "lookback_days": Setting(
-            14.0, "Memories recorded within this many days of --now are compared with older "
-                  "ones.", lo=0, hi=36500),
+            14.0, "Memories recorded within this many days of --now, and not compared by an "
+                  "earlier run, are compared with older ones.", lo=0, hi=36500),
     },
     # The ladder: memstore(7), DISTILLATION; policies: memstore(7), POLICIES.
     "distill": {

@@ -4,11 +4,11 @@ Three stages, repeated until none has anything left to say (so a second run at
 the same ``now`` appends nothing):
 
 1. expire: short-term records past ``expires_at``;
-2. updates (memstore.beliefs): each record recorded within ``lookback_days`` that says in
+2. updates (memstore.beliefs): each new record (below) that says in
    everyday words that an older belief changed (a new value, a negation, a stop, a
    cancellation, a replacement) supersedes it, or opens a conflict when the rules are unsure;
    any kind, with or without a subject;
-3. near-duplicates (memstore(7), CONSOLIDATION): each record recorded within ``lookback_days`` is compared
+3. near-duplicates (memstore(7), CONSOLIDATION): each new record is compared
    with the older active records of its subject and domain (records without a
    subject are only merged when their text is identical, which remember does;
    episodes of different days are different events, see ``comparable``);
@@ -21,6 +21,11 @@ the same ``now`` appends nothing):
 
 Policy-direction conflicts are checked too (distill creates the policies), and
 abstractions whose every source was superseded or forgotten are retired with them.
+
+A record is new when it was recorded within ``lookback_days`` and created after the
+store's consolidate watermark: the write path appends a ``mark`` event (``watermark``)
+after each run's events, so a nightly run compares the day's records, not the whole
+window again. The comparisons of a record are made once, when it is new.
 """
 
 from __future__ import annotations
@@ -162,6 +167,23 @@ def _order(m: Memory) -> tuple:
     return (m.occurred_at, m.seq, m.id)
 
 
+def _fresh(m: Memory, since: str, s) -> bool:
+    """Whether ``m`` is compared with older records in this run: recorded within
+    ``lookback_days``, and created after the last run's watermark (each record is compared
+    once, when it is new; a store never marked compares the whole window)."""
+    return m.recorded_at >= since and m.seq > s.marks.get("consolidate", 0)
+
+
+def watermark(state, now: str) -> dict | None:
+    """The ``mark`` event a consolidation at ``now`` appends after its events: every record
+    created up to the log's position has been compared. None when no record was created
+    since the last mark (a second run appends nothing)."""
+    mark = state.marks.get("consolidate", 0)
+    if state.seq <= mark or not any(m.seq > mark for m in state.memories.values()):
+        return None
+    return {"op": "mark", "at": now, "stage": "consolidate", "through": state.seq}
+
+
 def _expire(s, now: str, config) -> list[dict]:
     return [{"op": "expire", "at": now, "id": m.id} for m in s.ordered()
             if m.status == "active" and m.tier == "short" and m.expires_at and m.expires_at <= now]
@@ -179,7 +201,7 @@ def _near_duplicates(s, now: str, config, embedder, memo: _Memo) -> list[dict]:
                 groups.setdefault(key, []).append(m)
     events: list[dict] = []
     for members in groups.values():
-        if len(members) < 2 or all(m.recorded_at < since for m in members):
+        if len(members) < 2 or not any(_fresh(m, since, s) for m in members):
             continue
         members.sort(key=_order)
         found = _group_duplicates(s, members, since, now, config, embedder, lower, upper)
@@ -206,7 +228,7 @@ def _group_duplicates(s, members: list[Memory], since: str, now: str, config, em
     events: list[dict] = []
     for j, new in enumerate(members):
         new = s.memories[new.id]
-        if new.recorded_at < since or new.status != "active" or j == 0:
+        if not _fresh(new, since, s) or new.status != "active" or j == 0:
             continue
         ok = active[:j] & (~(episodic[:j] | episodic[j]) | (day[:j] == day[j]))  # comparable()
         if not ok.any():
@@ -253,7 +275,7 @@ def _updates(s, now: str, config, memo: _Memo) -> list[dict]:
     since = ts_after(now, -config["consolidate"]["lookback_days"])
     pool = [m for m in s.ordered() if m.level == "raw" and m.outcome is None and m.status in _UPDATABLE
             and m.kind not in EPISODIC_KINDS]  # a meeting is an event: the next one does not update it
-    new = sorted((m for m in pool if m.status == "active" and m.recorded_at >= since),
+    new = sorted((m for m in pool if m.status == "active" and _fresh(m, since, s)),
                  key=lambda m: (m.recorded_at, m.seq, m.id))
     if not new:
         return []

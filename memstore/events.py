@@ -28,6 +28,8 @@ def summary(event: dict) -> str:
     if event.get("op") == "notes":  # private to its agent: its size, never its text
         text = event.get("text")
         return f"working memory: {len(text) if isinstance(text, str) else 0} characters"
+    if event.get("op") == "mark":
+        return f"{event.get('stage')} examined the records through seq {event.get('through')}"
     memory = event.get("memory")
     if isinstance(memory, dict):
         text = memory.get("text", "")

@@ -235,12 +235,18 @@ def _notes(s: State, e: dict) -> None:
         s.notes.pop(e["agent"], None)
 
 
+def _mark(s: State, e: dict) -> None:
+    """A lifecycle stage's watermark: every record created at or before ``through`` was
+    examined by that stage's run (memstore(7), CONSOLIDATION)."""
+    s.marks[e["stage"]] = min(e["through"], e["seq"] - 1)  # a mark cannot vouch for what follows it
+
+
 HANDLERS: dict[str, Callable[[State, dict], None]] = {
     "remember": _remember, "reinforce": _reinforce, "recall": _recall,
     "expire": _expire, "promote": _promote, "merge": _merge, "supersede": _supersede,
     "conflict": _conflict, "resolve": _resolve, "forget": _forget,
     "distill": _derive, "policy": _derive, "import": _import, "reinstate": _reinstate_event,
-    "notes": _notes,
+    "notes": _notes, "mark": _mark,
 }
 
 

@@ -310,10 +310,20 @@ def _notes(e: dict) -> None:
     _text(e.get("text"), "text", limit=MAX_NOTES)
 
 
+STAGES = ("consolidate",)  # the stages that keep a watermark in the log
+
+
+def _mark(e: dict) -> None:
+    _choice(e.get("stage"), "stage", STAGES)
+    through = e.get("through")
+    if type(through) is not int or not 0 <= through < MAX_SEQ:
+        raise Bad(f"through {_show(through)} is not a log position (a whole number from 0)")
+
+
 _OPS = {
     "reinforce": _reinforce, "recall": _recall, "expire": _one, "promote": _promote, "merge": _merge,
     "supersede": _supersede, "conflict": _conflict, "resolve": _resolve, "forget": _forget,
-    "reinstate": _reinstate, "notes": _notes,
+    "reinstate": _reinstate, "notes": _notes, "mark": _mark,
 }
 CREATING = ("remember", "distill", "policy", "import")
 OPS = (*CREATING, *_OPS)

@@ -21,9 +21,12 @@ class State:
     at: str | None = None
     # each agent's working memory (seed 002): {agent: {"text": ..., "at": ...}}; never a record
     notes: dict[str, dict] = field(default_factory=dict)
+    # lifecycle watermarks ("mark" events): {stage: the last seq its run examined}; log
+    # positions, like ``seq``, so not part of the digest (a state export does not carry them)
+    marks: dict[str, int] = field(default_factory=dict)
 
     def copy(self) -> State:
-        return State(dict(self.memories), dict(self.keys), self.seq, self.at, dict(self.notes))
+        return State(dict(self.memories), dict(self.keys), self.seq, self.at, dict(self.notes), dict(self.marks))
 
     def resolve(self, ref: str) -> Memory | None:
         """A record by id or by caller key."""

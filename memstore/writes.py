@@ -118,8 +118,14 @@ def run_stage(layout: Layout, stage: Callable[..., list[dict]], *, now: str, con
 
 def consolidate(layout: Layout, *, now: str, config, embedder=None, dry_run: bool = False,
                 mapper=map) -> StageRun:
-    """``mapper``: see memstore.consolidate.consolidate (the CLI passes its embedding workers')."""
-    from .consolidate import consolidate as stage
+    """The nightly consolidation, then its watermark (a ``mark`` event, when records were
+    created since the last one). ``mapper``: see memstore.consolidate.consolidate (the CLI
+    passes its embedding workers')."""
+    from .consolidate import consolidate, watermark
+
+    def stage(state, **kw) -> list[dict]:
+        mark = watermark(state, kw["now"])
+        return consolidate(state, **kw) + ([mark] if mark else [])
 
     return run_stage(layout, stage, now=now, config=config, dry_run=dry_run, embedder=embedder, mapper=mapper)
 

@@ -453,12 +453,12 @@ def test_two_agents_conflicting_is_one_open_conflict_naming_both(ag, store):
     resolve = log_lines(store)[-1]
     assert resolve == {"at": T4, "id": "cc712a6725c635ae", "keep": "new", "new": new, "old": old, "op": "resolve",
                        "reason": "harmonize: b's belief has evidence 1 and confidence 0.70 against a's 1 and 0.70 "
-                                 "(equal: the newer is kept)", "seq": 4}
+                                 "(equal: the newer is kept)", "seq": 5}
     rows = {r["id"]: r for r in map(json.loads, ok(ag("export")).splitlines())}
     assert (rows[old]["status"], rows[old]["superseded_by"], rows[new]["status"]) == ("superseded", new, "active")
     got = ag("harmonize", "--apply", "--now", T4)
     assert (got.rc, got.out, got.err) == (0, "", "no open conflicts between agents\n")
-    assert len(log_lines(store)) == 4
+    assert len(log_lines(store)) == 5  # two remembers, the conflict, the mark, the resolve
 
 
 def test_harmonize_keeps_the_side_with_more_evidence(ag, store):

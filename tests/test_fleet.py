@@ -126,7 +126,8 @@ def test_fleet_consolidate_runs_every_store_and_leaves_a_failed_one_as_it_was(tm
         one = json.loads(got)
         assert one["appended"] > 0
         assert results[name]["result"] == {"appended": one["appended"], "counts": one["counts"],
-                                           "seqs": [one["events"][0]["seq"], one["events"][-1]["seq"]]}
+                                           "seqs": [one["events"][0]["seq"], one["events"][-1]["seq"]],
+                                           "examined_through": one["examined_through"]}
         assert (results[name]["status"], results[name]["error"], results[name]["skipped_lines"]) == ("ok", None, 0)
         assert log_bytes(root / name) == log_bytes(direct / name)
     for name in ("bad", "late"):  # the error `memstore consolidate` gives, and nothing changed

@@ -300,6 +300,6 @@ def test_log_with_an_unknown_op_is_a_usage_error(one):
     assert (rc, out) == (2, "") and "Traceback" not in err
     assert err == ("Error: --op 'bogus' is not an op the log records; use one of: remember, reinforce, "
                    "recall, expire, promote, merge, supersede, conflict, resolve, forget, distill, policy, "
-                   "import, reinstate, notes\n")
+                   "import, reinstate, notes, mark\n")
     assert digest(one) == before
     assert len(ok("--store", one, "log", "--op", "remember", "--now", T).splitlines()) == 1

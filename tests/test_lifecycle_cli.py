@@ -28,7 +28,7 @@ def test_consolidate_reports_each_event_and_then_nothing(ms, hashing):
     r = ms("consolidate", now=NIGHT)
     assert r.rc == 0
     assert r.out == f"promote    {b} 'The checkout suite timed out on the runner' (mentions 2, +1 merged)\n"
-    assert r.err == "consolidate: 1 promote appended (seq 3-3)\n"
+    assert r.err == "consolidate: 1 promote appended (seq 3-3), then its mark (seq 4)\n"
     again = ms("consolidate", now=NIGHT)
     assert (again.rc, again.out, again.err) == (0, "", f"consolidate: nothing to do at {NIGHT}\n")
     shown = ms("show", a, "--json").json()["memory"]
@@ -38,11 +38,14 @@ def test_consolidate_reports_each_event_and_then_nothing(ms, hashing):
 def test_consolidate_json_dry_run_and_quiet(ms, cli, store, hashing):
     remember(ms, "Lunch was late today", DAY1)
     dry = ms("consolidate", "--dry-run", "--json", now="2026-01-20T03:00:00Z").json()
-    assert (dry["appended"], dry["dry_run"], dry["counts"]) == (0, True, {"expire": 1})
+    assert (dry["appended"], dry["dry_run"], dry["counts"], dry["examined_through"]) == (0, True, {"expire": 1}, 1)
     assert "seq" not in dry["events"][0]
     r = cli("--store", store, "--quiet", "consolidate", "--now", "2026-01-20T03:00:00Z")
     assert (r.rc, r.out, r.err) == (0, "", "")
     assert ms("log", "--op", "expire", "--json").jsonl()[0]["seq"] == 2
+    mark = ms("log", "--op", "mark", "--json").jsonl()  # the run's watermark: seq 1 was compared
+    assert [(e["seq"], e["stage"], e["through"]) for e in mark] == [(3, "consolidate", 1)]
+    assert ms("log", "--op", "mark").out.endswith("consolidate examined the records through seq 1\n")
 
 
 def test_distill_turns_outcomes_into_a_policy(ms, hashing):
@@ -146,3 +149,19 @@ def test_json_output_is_canonical(ms, hashing):
     remember(ms, "Lunch was late today", DAY1)
     raw = ms("stats", "--json", now=DAY2).out
     assert raw == json.dumps(json.loads(raw), sort_keys=True, separators=(",", ":"), ensure_ascii=False) + "\n"
+
+
+def test_the_consolidate_mark_survives_a_snapshot_and_the_next_night_compares_only_the_new(ms, store, hashing):
+    from memstore.store.layout import Layout
+    from memstore.store.open import load_state
+
+    remember(ms, "We deploy on Fridays", DAY1, "--kind", "decision", "--subject", "deploys")
+    assert ms("consolidate", now=NIGHT).rc == 0
+    assert ms("snapshot", now=NIGHT).rc == 0
+    assert ms("consolidate", now="2026-01-05T03:00:00Z").err == "consolidate: nothing to do at 2026-01-05T03:00:00Z\n"
+    opened = load_state(Layout(store))[0]  # from the snapshot, which carries the mark
+    assert opened.marks == load_state(Layout(store), use_snapshots=False)[0].marks == {"consolidate": 1}
+    b = remember(ms, "We never deploy on Fridays", "2026-01-05T09:00:00Z", "--kind", "decision", "--subject", "deploys")
+    got = ms("consolidate", "--json", now="2026-01-06T03:00:00Z").json()
+    assert [e["op"] for e in got["events"]][:1] == ["conflict"] and got["events"][0]["new"] == b
+    assert got["examined_through"] == opened.seq + 1  # the remember after the snapshot

@@ -187,6 +187,14 @@ def frame(text: str) -> Frame:
     return found if found is not None else _frame(text)
 
 
+def _forget_frames() -> None:
+    _frame.cache_clear()
+    _SEEDED.clear()
+
+
+frame.cache_clear = _forget_frames  # as lru_cache's: the analysis again from the text
+
+
 @lru_cache(maxsize=65536)
 def _frame(text: str) -> Frame:
     t = unicodedata.normalize("NFKC", text)

@@ -87,11 +87,17 @@ def _embedder(config):
 
 
 def _stage_result(done) -> dict:
+    """As `memstore consolidate|distill --json` says it: a run's mark is counted apart."""
     counts: dict[str, int] = {}
-    for ev in done.events:
+    events = [ev for ev in done.events if ev["op"] != "mark"]
+    for ev in events:
         counts[ev["op"]] = counts.get(ev["op"], 0) + 1
-    return {"appended": len(done.seqs), "counts": dict(sorted(counts.items())),
-            "seqs": [done.seqs[0], done.seqs[-1]] if done.seqs else None}
+    shown = done.seqs[:len(events)]
+    result = {"appended": len(done.seqs), "counts": dict(sorted(counts.items())),
+              "seqs": [shown[0], shown[-1]] if shown else None}
+    if any(ev["op"] == "mark" for ev in done.events):
+        result["examined_through"] = done.events[-1]["through"]
+    return result
 
 
 def _consolidate(layout: Layout, now: str, cache_dir: Path | None) -> dict:

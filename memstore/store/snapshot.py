@@ -18,6 +18,7 @@ from pathlib import Path
 
 from ..codec import dumps, loads
 from ..model import AXES
+from ..schema import STAGES
 from ..state import State, state_rows
 from .fs import ensure_dir, read_regular, write_atomic
 from .layout import SNAPSHOT_NAME, Layout
@@ -92,6 +93,7 @@ def parquet_bytes(state: State, position: tuple[str, int] | None = None, anchor:
         "anchor": anchor,
         "keys": dict(sorted(state.keys.items())),
         "notes": dict(sorted(state.notes.items())),
+        "marks": dict(sorted(state.marks.items())),
     }
     data = _parquet(table)
     # the checksum of the columns as a reader gets them back (a column of nulls is built one
@@ -153,7 +155,11 @@ def read_snapshot(path: Path) -> tuple[State, dict]:
     if not isinstance(notes, dict) or not all(isinstance(v, dict) and isinstance(v.get("text"), str)
                                               for v in notes.values()):
         raise ValueError("its working-memory notes are not a table of texts")
-    state = State(seq=meta["seq"], at=meta["at"], keys=dict(meta["keys"]), notes=dict(notes))
+    marks = meta.get("marks") or {}  # a snapshot written before marks: none (every record is new)
+    if not isinstance(marks, dict) or not all(k in STAGES and type(v) is int and 0 <= v <= meta["seq"]
+                                              for k, v in marks.items()):
+        raise ValueError("its lifecycle watermarks are not stage names with log positions")
+    state = State(seq=meta["seq"], at=meta["at"], keys=dict(meta["keys"]), notes=dict(notes), marks=dict(marks))
     state.memories = {m.id: m for m in _memories(table)}
     if len(state.memories) != table.num_rows:
         raise ValueError("it holds an id twice")

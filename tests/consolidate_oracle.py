@@ -1,0 +1,133 @@
+"""The consolidation as it was before a run reused work (commit 1859e83's parent): every
+stage recomputed from scratch each round, a group compared member by member, candidates
+ranked again each round. A test oracle only: tests/test_consolidate_incremental.py holds
+memstore.consolidate to it event for event. The stages that did not change are imported."""
+
+from __future__ import annotations
+
+from memstore.beliefs import later, relation
+from memstore.beliefs.candidates import Postings
+from memstore.conflicts import between_agents, conflict_events, conflict_id, settled
+from memstore.consolidate import (
+    _MAX_CANDIDATES,
+    _UPDATABLE,
+    CONFLICT,
+    REINFORCE,
+    UPDATE,
+    _expire,
+    _order,
+    _policy_conflicts,
+    _promote,
+    _retire,
+    _vectors,
+    comparable,
+    decide,
+    thresholds,
+)
+from memstore.fold import apply_stage
+from memstore.model import EPISODIC_KINDS, Memory
+from memstore.remember import reinforce_step
+from memstore.timeutil import ts_after
+
+
+def _near_duplicates(s, now: str, config, embedder) -> list[dict]:
+    lower, upper = thresholds(config, embedder)
+    since = ts_after(now, -config["consolidate"]["lookback_days"])
+    groups: dict[tuple, list[Memory]] = {}
+    for m in s.ordered():
+        if m.status == "active" and m.level == "raw" and m.subject is not None:
+            groups.setdefault((m.domain or "", m.subject), []).append(m)
+    events: list[dict] = []
+    for members in groups.values():
+        if len(members) < 2 or all(m.recorded_at < since for m in members):
+            continue
+        members.sort(key=_order)
+        vecs = dict(zip((m.id for m in members), _vectors(embedder, [m.text for m in members]), strict=True))
+        for j, new in enumerate(members):
+            new = s.memories[new.id]
+            if new.recorded_at < since or new.status != "active":
+                continue
+            older = [o for o in (s.memories[o.id] for o in members[:j])
+                     if o.status == "active" and comparable(o, new)]
+            if not older:
+                continue
+            sims = [float(vecs[o.id] @ vecs[new.id]) for o in older]
+            best = max(range(len(older)), key=lambda i: (sims[i], -i))
+            old, cosine = older[best], round(sims[best], 4)
+            if settled(old, new):
+                continue  # a person (or an open conflict) already holds this pair
+            verdict, rule = decide(old, new, cosine, lower, upper, config)
+            if verdict == REINFORCE:
+                batch = [{"op": "merge", "at": now, "old": old.id, "new": new.id, "cosine": cosine,
+                          "seen_at": max(t for t in (new.recorded_at, new.last_reinforced_at) if t),
+                          "step": reinforce_step(new.source, config)}]
+            elif verdict in (UPDATE, CONFLICT) and not later(old, new):
+                continue  # a backfilled memory is old news: it updates nothing said since
+            elif verdict == UPDATE and between_agents(old, new):  # two agents: theirs to harmonize
+                batch = conflict_events(old, new, "update", now, config, f"cosine {cosine}")
+            elif verdict == UPDATE:
+                batch = [{"op": "supersede", "at": now, "old": old.id, "new": new.id,
+                          "reason": f"update (cosine {cosine})"}]
+            elif verdict == CONFLICT:
+                batch = conflict_events(old, new, rule, now, config, f"cosine {cosine}")
+            else:
+                continue
+            apply_stage(s, batch)
+            events += batch
+    return events
+
+
+def _updates(s, now: str, config) -> list[dict]:
+    """Newer records that update older beliefs in everyday words (memstore.beliefs)."""
+    since = ts_after(now, -config["consolidate"]["lookback_days"])
+    pool = [m for m in s.ordered() if m.level == "raw" and m.outcome is None and m.status in _UPDATABLE
+            and m.kind not in EPISODIC_KINDS]  # a meeting is an event: the next one does not update it
+    new = sorted((m for m in pool if m.status == "active" and m.recorded_at >= since),
+                 key=lambda m: (m.recorded_at, m.seq, m.id))
+    if not new:
+        return []
+    postings = Postings(pool)
+    events: list[dict] = []
+    for n in new:
+        n = s.memories[n.id]
+        if n.status != "active":
+            continue
+        for oid in (o.id for o in postings.ranked(n, _MAX_CANDIDATES)):
+            o = s.memories[oid]
+            if o.status not in _UPDATABLE or settled(o, n) or o.domain != n.domain:
+                continue  # a domain is a scope: a fact in one does not update another's
+            verdict = relation(o.text, n.text)
+            if verdict is None:
+                continue
+            if verdict.certain:  # recorded as a conflict settled by the newer side (conflicts --all)
+                batch = conflict_events(o, n, verdict.rule, now, config, verdict.detail)
+            else:  # unsure: a person decides (conflicts resolve)
+                batch = [{"op": "conflict", "at": now, "id": conflict_id(o.id, n.id), "old": o.id,
+                          "new": n.id, "rule": verdict.rule,
+                          "detail": f"unsure: {verdict.detail}"}]
+            apply_stage(s, batch)
+            events += batch
+    return events
+
+
+def consolidate(state, *, now: str, config, embedder=None) -> list[dict]:
+    """The events one consolidation at ``now`` appends (without seq), in order.
+
+    ``embedder`` defaults to the hashing embedder (no model) with its thresholds.
+    """
+    if embedder is None:
+        from memstore.embed import HashingEmbedder
+
+        embedder = HashingEmbedder(config["embedder"]["hashing_dim"])
+    work = state.copy()
+    events: list[dict] = []
+    while True:
+        batch: list[dict] = []
+        for stage in (_expire, _updates, _near_duplicates, _promote, _policy_conflicts, _retire):
+            found = stage(work, now, config, embedder) if stage is _near_duplicates else stage(work, now, config)
+            if stage is not _near_duplicates:
+                apply_stage(work, found)
+            batch += found
+        if not batch:
+            return events
+        events += batch

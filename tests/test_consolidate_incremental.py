@@ -1,0 +1,140 @@
+"""Consolidation that does only the work that can have changed (issue 15, item 2).
+
+- Within a run, the stages repeat until nothing is left to say; later rounds reuse the
+  update rankings, relations and near-duplicate decisions that cannot have changed. The
+  events must be those of recomputing everything each round: ``consolidate_oracle`` is
+  the algorithm as it was, and random histories are held to it event for event.
+- Across runs, the write path appends a ``mark`` after each run's events, and the next run
+  compares only records created after it. Random nightly histories are held to nightly
+  runs without marks (each run comparing the whole ``lookback_days`` window again).
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from memstore.config import load_config
+from memstore.consolidate import consolidate, watermark
+from memstore.embed import HashingEmbedder
+from memstore.memlog import MemLog
+from memstore.timeutil import ts_after
+
+sys.path.insert(0, str(Path(__file__).parent))
+import consolidate_oracle as oracle  # noqa: E402
+
+CONFIG = load_config(None)
+MANUAL = load_config("[conflicts]\nauto_supersede = false\n")
+HASH = HashingEmbedder(256)
+T0 = "2026-01-01T00:00:00Z"
+
+# Texts that update, contradict, repeat and resemble each other, in two languages, so that
+# random histories supersede, conflict, merge and promote, and rounds find more to do.
+TEXTS = (
+    "We deploy on Fridays.", "We never deploy on Fridays.", "We deploy on Fridays again.",
+    "I prefer tea in the morning.", "I prefer coffee in the morning.", "I don't drink coffee anymore.",
+    "The rate limit is 100 per minute.", "The rate limit is 250 per minute.", "The rate limit is now 300.",
+    "Billing runs on Postgres.", "Billing now runs on MySQL.", "Billing moved from Postgres to MySQL.",
+    "Ken lives in Osaka.", "Ken moved to Tokyo.", "Ken lives in Osaka now.",
+    "The offsite is on June 12.", "The offsite is cancelled.", "The offsite moved to June 15.",
+    "Checkout broke after the deploy.", "Standup notes for the team.",
+    "コーヒーに砂糖は入れない", "コーヒーに砂糖を入れる", "ケンは大阪に住んでいる", "ケンは東京に引っ越した",
+)
+request = st.fixed_dictionaries(
+    {"text": st.sampled_from(TEXTS), "day": st.integers(min_value=0, max_value=40)},
+    optional={
+        "subject": st.sampled_from(("deploys", "drink", "limits", "billing", "ken", None)),
+        "domain": st.sampled_from(("eng", "personal")),
+        "outcome": st.sampled_from(("positive", "negative")),
+        "tier": st.sampled_from(("short", "long")),
+        "kind": st.sampled_from(("note", "fact", "incident", "preference", "decision")),
+        "importance": st.floats(min_value=0.0, max_value=1.0),
+        "confidence": st.floats(min_value=0.0, max_value=1.0),
+    },
+)
+
+
+def _history(requests: list[dict]) -> list[tuple[str, dict]]:
+    """(record time, request) in time order, distinct increasing times."""
+    return [(ts_after(T0, r["day"] + n / 10_000), {k: v for k, v in r.items() if k != "day"})
+            for n, r in enumerate(sorted(requests, key=lambda r: r["day"]))]
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(request, min_size=1, max_size=24), st.integers(min_value=0, max_value=30), st.booleans())
+def test_one_run_gives_the_events_of_recomputing_every_round(requests, later, auto):
+    config = CONFIG if auto else MANUAL
+    log = MemLog()
+    for at, req in _history(requests):
+        log.remember([req], at, config)
+    now = ts_after(log.state.at, later)
+    assert consolidate(log.state, now=now, config=config, embedder=HASH) == \
+        oracle.consolidate(log.state, now=now, config=config, embedder=HASH)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(request, min_size=1, max_size=24), st.integers(min_value=1, max_value=6))
+def test_nightly_runs_equal_the_oracle_night_by_night(requests, every):
+    """Several nights in a row on the same history: the same log, night after night."""
+    mine, theirs = MemLog(), MemLog()
+    history = _history(requests)
+    end = ts_after(history[-1][0], 1)
+    night = ts_after(T0, 0.125)
+    while night <= end or history:
+        for log in (mine, theirs):
+            for at, req in (h for h in history if h[0] <= night):
+                log.remember([req], at, CONFIG)
+        history = [h for h in history if h[0] > night]
+        a = mine.run(consolidate, night, CONFIG, embedder=HASH)
+        b = theirs.run(oracle.consolidate, night, CONFIG, embedder=HASH)
+        assert a == b
+        night = ts_after(night, every)
+    assert mine.events == theirs.events
+
+
+def _marked(state, *, now, config, embedder):
+    """What the write path (memstore.writes.consolidate) appends: the run's events, then its mark."""
+    mark = watermark(state, now)
+    return consolidate(state, now=now, config=config, embedder=embedder) + ([mark] if mark else [])
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(request, min_size=1, max_size=24), st.integers(min_value=1, max_value=3))
+def test_marked_nightly_runs_equal_runs_that_compare_the_whole_window(requests, every):
+    """With marks, a record is compared when it is new; without, on every run for
+    lookback_days. The lifecycle events are the same, night after night."""
+    marked, full = MemLog(), MemLog()
+    history = _history(requests)
+    night = ts_after(T0, 0.125)
+    while history:
+        for log in (marked, full):
+            for at, req in (h for h in history if h[0] <= night):
+                log.remember([req], at, CONFIG)
+        history = [h for h in history if h[0] > night]
+        a = [e for e in marked.run(_marked, night, CONFIG, embedder=HASH) if e["op"] != "mark"]
+        b = full.run(consolidate, night, CONFIG, embedder=HASH)
+        assert _plain(a) == _plain(b)
+        night = ts_after(night, every)
+    assert marked.state.marks["consolidate"] <= marked.state.seq
+    assert watermark(marked.state, night) is None  # nothing created since the last run: no mark
+
+
+def _plain(events: list[dict]) -> list[dict]:
+    return [{k: v for k, v in e.items() if k != "seq"} for e in events]
+
+
+def test_a_mark_is_appended_only_when_records_were_created_since_the_last():
+    log = MemLog()
+    log.remember([{"text": "We deploy on Fridays.", "subject": "deploys"}], T0, CONFIG)
+    night = ts_after(T0, 0.5)
+    first = log.run(_marked, night, CONFIG, embedder=HASH)
+    assert first[-1] == {"op": "mark", "at": night, "stage": "consolidate", "through": 1, "seq": len(first) + 1}
+    assert log.run(_marked, night, CONFIG, embedder=HASH) == []
+    assert log.run(_marked, ts_after(night, 1), CONFIG, embedder=HASH) == []  # a later night, nothing new
+    log.remember([{"text": "We never deploy on Fridays.", "subject": "deploys"}], ts_after(night, 1.5), CONFIG)
+    seq = log.state.seq
+    events = log.run(_marked, ts_after(night, 2), CONFIG, embedder=HASH)
+    assert [e["op"] for e in events] == ["conflict", "mark"] and events[-1]["through"] == seq
