@@ -133,6 +133,7 @@ class _Memo:
     def __init__(self, mapper=map):
         self.mapper = mapper  # where keys and frames are computed: map, or worker processes
         self.postings: Postings | None = None
+        self.alive = None  # the round's pool, as positions of the postings' pool
         self.candidates: dict[str, list[str]] = {}  # id -> its long ranking (ids)
         self.relations: dict[tuple[str, str], object] = {}
         self.touched: set[str] | None = None  # None: nothing decided yet
@@ -282,6 +283,7 @@ def _updates(s, now: str, config, memo: _Memo) -> list[dict]:
     in_pool = {m.id for m in pool}  # as the round starts: candidates are ranked over it all round
     if memo.postings is None or not in_pool <= memo.postings.position.keys():
         memo.postings, memo.candidates = Postings(pool, memo.mapper), {}
+    memo.alive = None if len(in_pool) == len(memo.postings.pool) else memo.postings.alive(in_pool)
     if memo.mapper is not map:  # the frames the comparisons will need, computed on the workers
         needed = {t for n in new for t in [n.text, *(s.memories[o].text for o in _candidates(n, in_pool, memo)
                                                      if s.memories[o].domain == n.domain)]}
@@ -320,7 +322,7 @@ def _candidates(n, in_pool: set[str], memo: _Memo) -> list[str]:
     long = memo.candidates.get(n.id)
     ranked = [i for i in long if i in in_pool][:_MAX_CANDIDATES] if long is not None else []
     if long is None or (len(ranked) < _MAX_CANDIDATES and len(long) == _LONG):
-        long = memo.candidates[n.id] = [o.id for o in memo.postings.ranked(n, _LONG, in_pool)]
+        long = memo.candidates[n.id] = [o.id for o in memo.postings.ranked(n, _LONG, memo.alive)]
         ranked = long[:_MAX_CANDIDATES]
     return ranked
 

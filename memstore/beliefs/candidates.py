@@ -12,6 +12,8 @@ the positions before it are ranked.
 
 from __future__ import annotations
 
+from bisect import bisect_right
+
 from .frame import keys, keys_of
 
 CHUNK = 512  # texts per task when keys or frames are computed on worker processes
@@ -35,7 +37,14 @@ class Postings:
                 lists.setdefault(word, []).append(i)
         self._lists = lists
         self._arrays: dict[str, object] = {}
+        self._year = None
         self.regular = all(a.recorded_at <= b.recorded_at for a, b in zip(pool, pool[1:], strict=False))
+
+    def _years(self) -> list[str]:
+        """Each pool record's record year, as ``later`` compares it (text)."""
+        if self._year is None:
+            self._year = [m.recorded_at[:4] for m in self.pool]
+        return self._year
 
     def _array(self, word: str):
         import numpy as np
@@ -45,10 +54,16 @@ class Postings:
             found = self._arrays[word] = np.array(self._lists[word], dtype=np.int64)
         return found
 
+    def alive(self, ids) -> object:
+        """The pool positions whose records are among ``ids`` (for ``ranked``)."""
+        import numpy as np
+
+        return np.fromiter((m.id in ids for m in self.pool), dtype=bool, count=len(self.pool))
+
     def ranked(self, n, limit: int, alive=None) -> list:
         """The records ``n`` is compared with, best first (see the module's rule).
-        ``alive``: the ids still in the pool (records left since it was built are passed
-        over; the order of the rest is the order over the smaller pool)."""
+        ``alive``: ``self.alive(ids)``, the records still in the pool (records left since it
+        was built are passed over; the order of the rest is the order over the smaller pool)."""
         import numpy as np
 
         found = self._keys.get(n.id)
@@ -56,7 +71,25 @@ class Postings:
         if not words or limit <= 0:
             return []
         counts = np.bincount(np.concatenate([self._array(w) for w in words]), minlength=len(self.pool))
-        end = self.position.get(n.id, len(self.pool)) if self.regular else len(self.pool)
+        if self.regular and n.id in self.position:
+            # every record before n's position was said before it (record time, then seq), so
+            # ``later`` is its year condition alone, and record years only grow along the
+            # pool: the records before both n and the first one recorded after n's year
+            end = min(self.position[n.id], bisect_right(self._years(), n.occurred_at[:4]))
+            shared = counts[:end] if alive is None else counts[:end] * alive[:end]
+            # the least count still in the best ``limit`` (from the counts' own histogram):
+            # all records above it, then the latest of those at it
+            tally = np.bincount(shared)
+            if len(tally) < 2 or not tally[1:].any():
+                return []
+            tally[0] = 0
+            reach = np.cumsum(tally[::-1])
+            least = len(tally) - 1 - min(int(np.searchsorted(reach, limit)), len(tally) - 1)
+            above = np.flatnonzero(shared > least)
+            above = above[np.lexsort((-above, -shared[above]))]
+            at = np.flatnonzero(shared == least)[::-1][:limit - len(above)] if least else []
+            return [self.pool[i] for i in [*above.tolist(), *(at.tolist() if len(at) else [])]]
+        end = len(self.pool)
         hit = np.flatnonzero(counts[:end])
         # best first: more shared keys, then later in the log (position order is seq order)
         order = counts[hit].astype(np.int64) * len(self.pool) + hit
@@ -68,7 +101,7 @@ class Postings:
             ranked = []
             for i in best.tolist():
                 o = self.pool[i]
-                if o.id != n.id and (alive is None or o.id in alive) and later(o, n):
+                if o.id != n.id and (alive is None or alive[i]) and later(o, n):
                     ranked.append(o)
                     if len(ranked) == limit:
                         return ranked
