@@ -13,11 +13,13 @@ long-term memory when it was mentioned at least consolidate.min_occurrences
 times or one member's composite salience reaches consolidate.salience_floor, and
 the members' mean confidence reaches consolidate.min_confidence. Short-term
 memories past their 14-day TTL expire (a status change; nothing is deleted).
-Recent memories are compared with older ones on the same subject and domain by
-embedding similarity: near-duplicates are merged into the older one, changed
-facts supersede it, and contradictions (negation, numbers, a changed preference)
-are recorded as conflicts, see `memstore conflicts`. Running it twice at the same
---now appends nothing the second time. Prints one line per event appended.
+Memories written since the last run are compared with older ones on the same
+subject and domain by embedding similarity: near-duplicates are merged into the
+older one, changed facts supersede it, and contradictions (negation, numbers, a
+changed preference) are recorded as conflicts, see `memstore conflicts`. Each run
+ends with a mark in the log (the last position it read), so the next compares only
+what came after it. Running it twice at the same --now appends nothing the second
+time. Prints one line per event appended.
 Texts not in the embedding cache are embedded on --jobs worker processes
 (default: the machine's cores) when there are many."""
 
