@@ -75,7 +75,8 @@ class Store:
         return recall(req, self._indexes(), now=now, config=self.config)
 
     def consolidate(self, *, now: str, dry_run: bool = False) -> list[dict]:
-        """Run consolidation at ``now``; returns the events appended (with their seqs)."""
+        """Run consolidation at ``now``; returns the events appended (with their seqs), the
+        last of them the run's ``mark`` when records were written since the last run."""
         from . import writes
         from .embed import make_embedder
 
