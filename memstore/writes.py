@@ -205,6 +205,7 @@ class Imported(NamedTuple):
     kind: str  # HISTORY or STATE (memstore.exchange)
     read: int
     events: list[dict]
+    marks: int = 0  # consolidate marks read and left out (exchange.plan_history)
 
 
 def import_rows(layout: Layout, rows: list[dict], *, name: str, now: str, config,
@@ -231,7 +232,7 @@ def import_rows(layout: Layout, rows: list[dict], *, name: str, now: str, config
         return Plan(events, events, at=at, allow_past=True)
 
     done = commit(layout, plan, now)
-    return Imported(kind, len(rows), done.value)
+    return Imported(kind, len(rows), done.value, sum(r.get("op") == "mark" for r in rows) if kind == HISTORY else 0)
 
 
 def record_usage(layout: Layout, ids: list[str], query: str, *, now: str, lock_wait: float = 1.0,

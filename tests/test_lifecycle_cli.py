@@ -165,3 +165,22 @@ def test_the_consolidate_mark_survives_a_snapshot_and_the_next_night_compares_on
     got = ms("consolidate", "--json", now="2026-01-06T03:00:00Z").json()
     assert [e["op"] for e in got["events"]][:1] == ["conflict"] and got["events"][0]["new"] == b
     assert got["examined_through"] == opened.seq + 1  # the remember after the snapshot
+
+
+def test_a_history_import_leaves_the_sources_marks_out(ms, cli, store, tmp_path, hashing):
+    """A mark names the source's log positions; appended elsewhere they would claim
+    records as compared that were not. The target's next consolidate compares them."""
+    remember(ms, "We deploy on Fridays", DAY1, "--kind", "decision", "--subject", "deploys")
+    assert ms("consolidate", now=NIGHT).rc == 0
+    remember(ms, "We never deploy on Fridays", "2026-01-05T09:00:00Z", "--kind", "decision", "--subject", "deploys")
+    history = tmp_path / "history.jsonl"
+    history.write_text(ms("export", "--history", now="2026-01-05T10:00:00Z").out)
+    other = tmp_path / "other"
+    assert cli("--store", other, "init").rc == 0
+    (other / "memstore.toml").write_text('[embedder]\nname = "hashing"\n')
+    cli("--store", other, "remember", "Unrelated note from before", "--now", "2026-01-01T09:00:00Z")
+    got = cli("--store", other, "import", history, "--json", "--now", "2026-01-05T10:00:00Z")
+    assert json.loads(got.out) == {"kind": "history", "read": 3, "imported": 2, "skipped": 0, "marks_left_out": 1}
+    assert cli("--store", other, "log", "--op", "mark", "--now", "2026-01-05T10:00:00Z").out == ""
+    night = cli("--store", other, "consolidate", "--json", "--now", "2026-01-06T03:00:00Z")
+    assert [e["op"] for e in json.loads(night.out)["events"]][:1] == ["conflict"]

@@ -16,7 +16,9 @@ or a state export (`memstore export`); the kind is detected. Events and records
 keep the times they were recorded at, never today's date. Importing is
 idempotent: events already in this store (same content) and records whose id or
 key is already here are skipped, so running it twice changes nothing. An event
-log imported into an empty store reproduces the source's state exactly.
+log imported into an empty store reproduces the source's state exactly; its
+consolidate marks are left out (they name the source's log positions), so the
+next consolidate here compares the whole lookback window once.
 
 --format chat: FILE is a chat export, JSON or JSONL, its shape detected: a list
 of messages ({"role", "content", "timestamp"}; content may be a list of parts, of
@@ -113,12 +115,17 @@ def _memstore_export(file: Path, now, json: bool):
     except UsageError as exc:
         raise UsageError(f"{exc}{_chat_hint(file)}") from None
     imported = len(done.events)
-    summary = {"kind": done.kind, "read": done.read, "imported": imported, "skipped": done.read - imported}
+    summary = {"kind": done.kind, "read": done.read, "imported": imported,
+               "skipped": done.read - imported - done.marks}
+    if done.marks:
+        summary["marks_left_out"] = done.marks
     if json:
         emit_json(summary)
     else:
+        marks = f"; {done.marks} consolidate mark(s) left out: they name the source's log positions" \
+            if done.marks else ""
         note(f"imported {imported} of {done.read} {'events' if done.kind == HISTORY else 'records'} "
-             f"({summary['skipped']} already present)")
+             f"({summary['skipped']} already present{marks})")
     return e, imported
 
 
