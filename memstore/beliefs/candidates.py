@@ -87,8 +87,8 @@ class Postings:
             least = len(tally) - 1 - min(int(np.searchsorted(reach, limit)), len(tally) - 1)
             above = np.flatnonzero(shared > least)
             above = above[np.lexsort((-above, -shared[above]))]
-            at = np.flatnonzero(shared == least)[::-1][:limit - len(above)] if least else []
-            return [self.pool[i] for i in [*above.tolist(), *(at.tolist() if len(at) else [])]]
+            at = np.flatnonzero(shared == least)[::-1][:limit - len(above)] if least else above[:0]
+            return [self.pool[i] for i in (*above.tolist(), *at.tolist())]
         end = len(self.pool)
         hit = np.flatnonzero(counts[:end])
         # best first: more shared keys, then later in the log (position order is seq order)
