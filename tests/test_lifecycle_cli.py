@@ -184,3 +184,22 @@ def test_a_history_import_leaves_the_sources_marks_out(ms, cli, store, tmp_path,
     assert cli("--store", other, "log", "--op", "mark", "--now", "2026-01-05T10:00:00Z").out == ""
     night = cli("--store", other, "consolidate", "--json", "--now", "2026-01-06T03:00:00Z")
     assert [e["op"] for e in json.loads(night.out)["events"]][:1] == ["conflict"]
+
+
+def test_verify_reports_a_snapshot_whose_mark_disagrees_with_the_log(ms, store, hashing):
+    """A snapshot's metadata is not under its checksum; a mark edited there would make the
+    next consolidate skip records, so verify compares it with the log's."""
+    import pyarrow.parquet as pq
+
+    from memstore.codec import dumps, loads
+
+    remember(ms, "We deploy on Fridays", DAY1, "--kind", "decision", "--subject", "deploys")
+    assert ms("consolidate", now=NIGHT).rc == 0
+    assert ms("snapshot", now=NIGHT).rc == 0
+    assert "marks" not in ms("verify", now=NIGHT).out
+    [path] = (store / "snapshots").iterdir()
+    table = pq.read_table(path)
+    meta = loads(table.schema.metadata[b"memstore"])
+    pq.write_table(table.replace_schema_metadata({b"memstore": dumps({**meta, "marks": {"consolidate": 2}})}), path)
+    r = ms("verify", now=NIGHT)
+    assert r.rc == 1 and "its consolidate marks {'consolidate': 2} differ from the log's at seq" in r.out

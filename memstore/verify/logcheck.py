@@ -23,6 +23,7 @@ class Fold:
     targets: list[int]
     state: State = field(default_factory=State)
     captured: dict[int, tuple[str, dict, int]] = field(default_factory=dict)  # seq -> (checksum, keys, n)
+    marks: dict[int, dict] = field(default_factory=dict)  # seq -> the lifecycle watermarks there
 
     def before(self, seq: int) -> None:
         while self.targets and self.targets[0] < seq:
@@ -35,6 +36,7 @@ class Fold:
     def _capture(self, seq: int) -> None:
         s = self.state
         self.captured[seq] = (rows_checksum(state_rows(s)), dict(sorted(s.keys.items())), len(s.memories))
+        self.marks[seq] = dict(s.marks)
 
 
 def _apply(fold: Fold, event: dict) -> str | None:

@@ -28,6 +28,7 @@ class _Snap:
     meta: dict | None = None
     checksum: str | None = None
     keys: dict | None = None
+    marks: dict | None = None
     rows: int = 0
     error: str | None = None
 
@@ -51,6 +52,7 @@ def read_snapshots(layout: Layout) -> tuple[list[_Snap], list[Finding]]:
             snap.rows = len(state.memories)
             snap.checksum = rows_checksum(state_rows(state))
             snap.keys = dict(sorted(state.keys.items()))
+            snap.marks = dict(state.marks)
         except Exception as exc:  # any damage: pyarrow, metadata, rows
             snap.error = f"{type(exc).__name__}: {exc}"[:200]
         snaps.append(snap)
@@ -90,6 +92,8 @@ def _snapshot_problem(layout: Layout, snap: _Snap, fold: Fold, head: int) -> str
         checksum, keys, _n = captured
         if checksum != snap.checksum or keys != snap.keys:
             return f"rows differ from the log folded to seq {snap.seq}"
+        if fold.marks.get(snap.seq) != snap.marks:  # a wrong mark would skip comparisons
+            return f"its consolidate marks {snap.marks} differ from the log's at seq {snap.seq}"
     return _position_problem(layout, meta.get("position"), snap.seq)
 
 
