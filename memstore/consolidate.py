@@ -211,6 +211,35 @@ def _near_duplicates(s, now: str, config, embedder, memo: _Memo) -> list[dict]:
     return events
 
 
+def duplicate_events(old: Memory, new: Memory, cosine: float, lower: float, upper: float, now: str,
+                     config) -> list[dict]:
+    """What the four-state decision (``decide``) for a newer record and its nearest older
+    one appends: a merge, a supersede, a conflict, or nothing."""
+    verdict, rule = decide(old, new, cosine, lower, upper, config)
+    if verdict == REINFORCE:
+        return [{"op": "merge", "at": now, "old": old.id, "new": new.id, "cosine": cosine,
+                 "seen_at": max(t for t in (new.recorded_at, new.last_reinforced_at) if t),
+                 "step": reinforce_step(new.source, config)}]
+    if verdict in (UPDATE, CONFLICT) and not later(old, new):
+        return []  # a backfilled memory is old news: it updates nothing said since
+    if verdict == UPDATE and between_agents(old, new):  # two agents: theirs to harmonize
+        return conflict_events(old, new, "update", now, config, f"cosine {cosine}")
+    if verdict == UPDATE:
+        return [{"op": "supersede", "at": now, "old": old.id, "new": new.id, "reason": f"update (cosine {cosine})"}]
+    if verdict == CONFLICT:
+        return conflict_events(old, new, rule, now, config, f"cosine {cosine}")
+    return []
+
+
+def update_events(o: Memory, n: Memory, verdict, now: str, config) -> list[dict]:
+    """What a ``relation`` verdict between an older and a newer record appends."""
+    if verdict.certain:  # recorded as a conflict settled by the newer side (conflicts --all)
+        return conflict_events(o, n, verdict.rule, now, config, verdict.detail)
+    # unsure: a person decides (conflicts resolve)
+    return [{"op": "conflict", "at": now, "id": conflict_id(o.id, n.id), "old": o.id, "new": n.id,
+             "rule": verdict.rule, "detail": f"unsure: {verdict.detail}"}]
+
+
 def _group_duplicates(s, members: list[Memory], since: str, now: str, config, embedder,
                       lower: float, upper: float) -> list[dict]:
     """The four-state decisions inside one (domain, subject) group, oldest member first.
@@ -241,21 +270,8 @@ def _group_duplicates(s, members: list[Memory], since: str, now: str, config, em
         old, cosine = s.memories[members[best].id], round(sims[best], 4)
         if settled(old, new):
             continue  # a person (or an open conflict) already holds this pair
-        verdict, rule = decide(old, new, cosine, lower, upper, config)
-        if verdict == REINFORCE:
-            batch = [{"op": "merge", "at": now, "old": old.id, "new": new.id, "cosine": cosine,
-                      "seen_at": max(t for t in (new.recorded_at, new.last_reinforced_at) if t),
-                      "step": reinforce_step(new.source, config)}]
-        elif verdict in (UPDATE, CONFLICT) and not later(old, new):
-            continue  # a backfilled memory is old news: it updates nothing said since
-        elif verdict == UPDATE and between_agents(old, new):  # two agents: theirs to harmonize
-            batch = conflict_events(old, new, "update", now, config, f"cosine {cosine}")
-        elif verdict == UPDATE:
-            batch = [{"op": "supersede", "at": now, "old": old.id, "new": new.id,
-                      "reason": f"update (cosine {cosine})"}]
-        elif verdict == CONFLICT:
-            batch = conflict_events(old, new, rule, now, config, f"cosine {cosine}")
-        else:
+        batch = duplicate_events(old, new, cosine, lower, upper, now, config)
+        if not batch:
             continue
         apply_stage(s, batch)
         for i in {at[x] for x in _ids(batch) if x in at}:
@@ -306,12 +322,7 @@ def _updates(s, now: str, config, memo: _Memo) -> list[dict]:
             verdict = memo.relations[pair]
             if verdict is None:
                 continue
-            if verdict.certain:  # recorded as a conflict settled by the newer side (conflicts --all)
-                batch = conflict_events(o, n, verdict.rule, now, config, verdict.detail)
-            else:  # unsure: a person decides (conflicts resolve)
-                batch = [{"op": "conflict", "at": now, "id": conflict_id(o.id, n.id), "old": o.id,
-                          "new": n.id, "rule": verdict.rule,
-                          "detail": f"unsure: {verdict.detail}"}]
+            batch = update_events(o, n, verdict, now, config)
             apply_stage(s, batch)
             events += batch
     return events

@@ -1,19 +1,17 @@
-"""The consolidation as it was before a run reused work (commit 1859e83's parent): every
-stage recomputed from scratch each round, a group compared member by member, candidates
-ranked again each round. A test oracle only: tests/test_consolidate_incremental.py holds
-memstore.consolidate to it event for event. The stages that did not change are imported."""
+"""The consolidation's search as it was before a run reused work (commit 1859e83's parent):
+every stage recomputed from scratch each round, a group compared member by member,
+candidates ranked again each round. A test oracle only: tests/test_consolidate_incremental.py
+holds memstore.consolidate to it event for event. The stages that did not change, and what
+a decision appends, are imported."""
 
 from __future__ import annotations
 
-from memstore.beliefs import later, relation
+from memstore.beliefs import relation
 from memstore.beliefs.candidates import Postings
-from memstore.conflicts import between_agents, conflict_events, conflict_id, settled
+from memstore.conflicts import settled
 from memstore.consolidate import (
     _MAX_CANDIDATES,
     _UPDATABLE,
-    CONFLICT,
-    REINFORCE,
-    UPDATE,
     _expire,
     _order,
     _policy_conflicts,
@@ -21,12 +19,12 @@ from memstore.consolidate import (
     _retire,
     _vectors,
     comparable,
-    decide,
+    duplicate_events,
     thresholds,
+    update_events,
 )
 from memstore.fold import apply_stage
 from memstore.model import EPISODIC_KINDS, Memory
-from memstore.remember import reinforce_step
 from memstore.timeutil import ts_after
 
 
@@ -56,21 +54,8 @@ def _near_duplicates(s, now: str, config, embedder) -> list[dict]:
             old, cosine = older[best], round(sims[best], 4)
             if settled(old, new):
                 continue  # a person (or an open conflict) already holds this pair
-            verdict, rule = decide(old, new, cosine, lower, upper, config)
-            if verdict == REINFORCE:
-                batch = [{"op": "merge", "at": now, "old": old.id, "new": new.id, "cosine": cosine,
-                          "seen_at": max(t for t in (new.recorded_at, new.last_reinforced_at) if t),
-                          "step": reinforce_step(new.source, config)}]
-            elif verdict in (UPDATE, CONFLICT) and not later(old, new):
-                continue  # a backfilled memory is old news: it updates nothing said since
-            elif verdict == UPDATE and between_agents(old, new):  # two agents: theirs to harmonize
-                batch = conflict_events(old, new, "update", now, config, f"cosine {cosine}")
-            elif verdict == UPDATE:
-                batch = [{"op": "supersede", "at": now, "old": old.id, "new": new.id,
-                          "reason": f"update (cosine {cosine})"}]
-            elif verdict == CONFLICT:
-                batch = conflict_events(old, new, rule, now, config, f"cosine {cosine}")
-            else:
+            batch = duplicate_events(old, new, cosine, lower, upper, now, config)
+            if not batch:
                 continue
             apply_stage(s, batch)
             events += batch
@@ -99,12 +84,7 @@ def _updates(s, now: str, config) -> list[dict]:
             verdict = relation(o.text, n.text)
             if verdict is None:
                 continue
-            if verdict.certain:  # recorded as a conflict settled by the newer side (conflicts --all)
-                batch = conflict_events(o, n, verdict.rule, now, config, verdict.detail)
-            else:  # unsure: a person decides (conflicts resolve)
-                batch = [{"op": "conflict", "at": now, "id": conflict_id(o.id, n.id), "old": o.id,
-                          "new": n.id, "rule": verdict.rule,
-                          "detail": f"unsure: {verdict.detail}"}]
+            batch = update_events(o, n, verdict, now, config)
             apply_stage(s, batch)
             events += batch
     return events
