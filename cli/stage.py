@@ -63,18 +63,21 @@ def run_stage(name: str, *, now: str | None, json: bool, dry_run: bool, embedder
         if kw:
             kw["embedder"].inner.close()  # the workers, if it started any
     state, events, seqs = done.state, done.events, done.seqs
+    # the run's mark is bookkeeping, always last: said apart, never listed (nor hidden)
+    marks = [ev for ev in events if ev["op"] == "mark"]
+    events = [ev for ev in events if ev["op"] != "mark"]
+    if marks and seqs:
+        seqs = seqs[:-1]
     if e.access is not None:  # the stage maintains the whole store; an agent hears only of what it may read
         from memstore.access import event_visible, hidden_ids
 
         hidden = hidden_ids(state, e.access)
         events = [ev for ev in events if event_visible(ev, e.access, hidden)]
-    marks = [ev for ev in events if ev["op"] == "mark"]  # bookkeeping: said apart, never listed
-    events = [ev for ev in events if ev["op"] != "mark"]
     counts: dict[str, int] = {}
     for ev in events:
         counts[ev["op"]] = counts.get(ev["op"], 0) + 1
     if json:
-        emit_json({"command": name, "at": e.now, "dry_run": dry_run, "appended": len(seqs),
+        emit_json({"command": name, "at": e.now, "dry_run": dry_run, "appended": len(done.seqs),
                    "counts": dict(sorted(counts.items())), "events": events,
                    "examined_through": marks[-1]["through"] if marks else None})
         return
@@ -86,6 +89,6 @@ def run_stage(name: str, *, now: str | None, json: bool, dry_run: bool, embedder
         note(f"{name}: nothing to do at {e.now}")
     else:
         summary = ", ".join(f"{n} {op}" for op, n in sorted(counts.items()))
-        mark = f", then its mark (seq {seqs[-1]})" if marks and not dry_run else ""
+        mark = f", then its mark (seq {done.seqs[-1]})" if marks and not dry_run else ""
         note(f"{name}: {summary}" + (" (dry run: nothing appended)" if dry_run else
-                                     f" appended (seq {seqs[0]}-{seqs[len(events) - 1]}){mark}"))
+                                     f" appended (seq {seqs[0]}-{seqs[-1]}){mark}"))
