@@ -5,8 +5,8 @@ Import takes either export form:
 - the event log (`export --history`): events are appended with their original
   times; an event already in the target (same content, any seq) is skipped, so
   importing twice appends nothing. Into an empty store this reproduces the
-  source's state exactly (same digest). Consolidate's marks are left out (they name the
-  source's log positions).
+  source's state exactly (same digest). Consolidate's marks are kept only where the
+  target's log is the source's up to them (they name log positions).
 - the state (`export`, JSONL records): each record not already present (by id,
   or by key) becomes one ``import`` event that restores it as it was, its
   original record time kept; the event is stamped with that time, never today's.
@@ -94,14 +94,16 @@ def _row_problem(row: dict, kind: str, now: str, max_chars: int) -> str | None:
     return None
 
 
-def plan_history(rows: list[dict], existing: set[bytes]) -> list[dict]:
-    """The events to append. A ``mark`` is left out: it names the source's log positions,
-    which the appended events do not keep, so the target's next consolidate compares the
-    whole window as for a store never marked (slower, never a record missed)."""
+def plan_history(rows: list[dict], existing: set[bytes], base: int = 0) -> list[dict]:
+    """The events to append after the target's ``base`` events. A consolidate ``mark``
+    names the source's log positions: it is kept only where the target's log is the
+    source's up to it (an empty target, nothing skipped before it), else left out, and the
+    target's next consolidate compares the whole window as for a store never marked
+    (slower, never a record missed)."""
     events = sorted(rows, key=lambda e: e["seq"])
     out = []
     for e in events:
-        if e["op"] == "mark":
+        if e["op"] == "mark" and not (base == 0 and len(out) + 1 == e["seq"]):
             continue
         fp = fingerprint(e)
         if fp in existing:

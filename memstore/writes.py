@@ -205,7 +205,7 @@ class Imported(NamedTuple):
     kind: str  # HISTORY or STATE (memstore.exchange)
     read: int
     events: list[dict]
-    marks: int = 0  # consolidate marks read and left out (exchange.plan_history)
+    marks: int = 0  # consolidate marks read but left out (exchange.plan_history)
 
 
 def import_rows(layout: Layout, rows: list[dict], *, name: str, now: str, config,
@@ -224,7 +224,7 @@ def import_rows(layout: Layout, rows: list[dict], *, name: str, now: str, config
 
     def plan(view: LogView) -> Plan:
         if kind == HISTORY:
-            events = plan_history(rows, {fingerprint(ev) for ev in view.events()})
+            events = plan_history(rows, {fingerprint(ev) for ev in view.events()}, view.seq)
         else:
             events = plan_state(rows, view.state())
         # original times are kept: the import writes the past by design
@@ -232,7 +232,8 @@ def import_rows(layout: Layout, rows: list[dict], *, name: str, now: str, config
         return Plan(events, events, at=at, allow_past=True)
 
     done = commit(layout, plan, now)
-    return Imported(kind, len(rows), done.value, sum(r.get("op") == "mark" for r in rows) if kind == HISTORY else 0)
+    marks = sum(r.get("op") == "mark" for r in rows) - sum(e["op"] == "mark" for e in done.value)
+    return Imported(kind, len(rows), done.value, marks if kind == HISTORY else 0)
 
 
 def record_usage(layout: Layout, ids: list[str], query: str, *, now: str, lock_wait: float = 1.0,

@@ -121,6 +121,8 @@ def test_export_import_round_trip_is_idempotent(capsys, store, tmp_path, history
     summary = json.loads(out)
     assert summary["imported"] == summary["read"] > 0
     assert _digest(target, seqs=history) == _digest(store, seqs=history)
+    # into an empty store a history keeps its consolidate marks: the log is the source's
+    assert load_state(Layout(target))[0].marks == (load_state(Layout(store))[0].marks if history else {})
     if not history:  # the records keep the source's order, at this log's positions
         mine, theirs = (load_state(Layout(s))[0] for s in (target, store))
         assert [m.id for m in mine.ordered()] == [m.id for m in theirs.ordered()]

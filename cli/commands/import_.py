@@ -16,9 +16,10 @@ or a state export (`memstore export`); the kind is detected. Events and records
 keep the times they were recorded at, never today's date. Importing is
 idempotent: events already in this store (same content) and records whose id or
 key is already here are skipped, so running it twice changes nothing. An event
-log imported into an empty store reproduces the source's state exactly; its
-consolidate marks are left out (they name the source's log positions), so the
-next consolidate here compares the whole lookback window once.
+log imported into an empty store reproduces the source's state exactly, its
+consolidate marks included; into a store with events of its own the marks are
+left out (they name the source's log positions), so the next consolidate here
+compares the whole lookback window once.
 
 --format chat: FILE is a chat export, JSON or JSONL, its shape detected: a list
 of messages ({"role", "content", "timestamp"}; content may be a list of parts, of
