@@ -62,12 +62,8 @@ def run_stage(name: str, *, now: str | None, json: bool, dry_run: bool, embedder
     finally:
         if kw:
             kw["embedder"].inner.close()  # the workers, if it started any
-    state, events, seqs = done.state, done.events, done.seqs
-    # the run's mark is bookkeeping, always last: said apart, never listed (nor hidden)
-    marks = [ev for ev in events if ev["op"] == "mark"]
-    events = [ev for ev in events if ev["op"] != "mark"]
-    if marks and seqs:
-        seqs = seqs[:-1]
+    state, mark = done.state, done.mark  # the run's mark is bookkeeping: said apart, never listed
+    events, seqs = done.lifecycle
     if e.access is not None:  # the stage maintains the whole store; an agent hears only of what it may read
         from memstore.access import event_visible, hidden_ids
 
@@ -79,7 +75,7 @@ def run_stage(name: str, *, now: str | None, json: bool, dry_run: bool, embedder
     if json:
         emit_json({"command": name, "at": e.now, "dry_run": dry_run, "appended": len(done.seqs),
                    "counts": dict(sorted(counts.items())), "events": events,
-                   "examined_through": marks[-1]["through"] if marks else None})
+                   "examined_through": mark["through"] if mark else None})
         return
     after = fold([{**ev, "seq": state.seq + i} for i, ev in enumerate(events, start=1)], state)
     if not quiet():
@@ -89,6 +85,6 @@ def run_stage(name: str, *, now: str | None, json: bool, dry_run: bool, embedder
         note(f"{name}: nothing to do at {e.now}")
     else:
         summary = ", ".join(f"{n} {op}" for op, n in sorted(counts.items()))
-        mark = f", then its mark (seq {done.seqs[-1]})" if marks and not dry_run else ""
+        marked = f", then its mark (seq {done.seqs[-1]})" if mark and not dry_run else ""
         note(f"{name}: {summary}" + (" (dry run: nothing appended)" if dry_run else
-                                     f" appended (seq {seqs[0]}-{seqs[-1]}){mark}"))
+                                     f" appended (seq {seqs[0]}-{seqs[-1]}){marked}"))

@@ -43,6 +43,7 @@ from .conflicts import (
     single_valued,
     value_swap,
 )
+from .events import touched_ids
 from .fold import RETIRED, apply_stage
 from .model import AXES, EPISODIC_KINDS, Memory, normalize_text
 from .remember import reinforce_step
@@ -152,14 +153,8 @@ class _Memo:
 
 
 def _ids(events: list[dict]) -> set[str]:
-    """The records a consolidation event changes."""
-    out: set[str] = set()
-    for e in events:
-        for name in ("id", "old", "new"):
-            if isinstance(e.get(name), str):
-                out.add(e[name])
-        out.update(e.get("members") or ())
-    return out
+    """The records the events change."""
+    return {i for e in events for i in touched_ids(e)}
 
 
 def _order(m: Memory) -> tuple:

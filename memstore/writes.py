@@ -102,6 +102,18 @@ class StageRun(NamedTuple):
     events: list[dict]
     seqs: tuple[int, ...]
 
+    @property
+    def mark(self) -> dict | None:
+        """The run's ``mark`` (consolidate appends it last), or None."""
+        return self.events[-1] if self.events and self.events[-1]["op"] == "mark" else None
+
+    @property
+    def lifecycle(self) -> tuple[list[dict], tuple[int, ...]]:
+        """The events and seqs without the mark: what reports list and count."""
+        if self.mark is None:
+            return self.events, self.seqs
+        return self.events[:-1], self.seqs[:-1]
+
 
 def run_stage(layout: Layout, stage: Callable[..., list[dict]], *, now: str, config,
               dry_run: bool = False, **kw) -> StageRun:

@@ -89,14 +89,13 @@ def _embedder(config):
 def _stage_result(done) -> dict:
     """As `memstore consolidate|distill --json` says it: a run's mark is counted apart."""
     counts: dict[str, int] = {}
-    events = [ev for ev in done.events if ev["op"] != "mark"]
+    events, seqs = done.lifecycle
     for ev in events:
         counts[ev["op"]] = counts.get(ev["op"], 0) + 1
-    shown = done.seqs[:len(events)]
     result = {"appended": len(done.seqs), "counts": dict(sorted(counts.items())),
-              "seqs": [shown[0], shown[-1]] if shown else None}
-    if any(ev["op"] == "mark" for ev in done.events):
-        result["examined_through"] = done.events[-1]["through"]
+              "seqs": [seqs[0], seqs[-1]] if seqs else None}
+    if done.mark is not None:
+        result["examined_through"] = done.mark["through"]
     return result
 
 
