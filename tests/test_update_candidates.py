@@ -64,3 +64,37 @@ def test_a_templated_bulk_reads_little():
     assert postings.regular
     n = pool[-1]
     assert [o.id for o in postings.ranked(n, 20)] == [m.id for m in pool[-21:-1][::-1]]
+
+
+def _pairs() -> list[tuple[str, str]]:
+    """(older, newer) texts of the belief-update set: updates, and stable facts with their lookalikes."""
+    import json
+    from pathlib import Path
+
+    data = Path(__file__).resolve().parent / "data" / "beliefs"
+    rows = [json.loads(line) for name in ("updates.jsonl", "stable.jsonl")
+            for line in (data / name).read_text(encoding="utf-8").splitlines() if line.strip()]
+    return [(r["old"]["text"], r["new"]["text"]) if "old" in r else (r["fact"]["text"], r["lookalike"]["text"])
+            for r in rows]
+
+
+def test_texts_relation_links_share_a_key():
+    """consolidate compares only records sharing a key, so every pair the rules link must
+    share one: a loanword across scripts too (hackathon / ハッカソン), or it is never compared."""
+    from memstore.beliefs import relation
+
+    linked = [(o, n) for o, n in _pairs() if relation(o, n) is not None]
+    assert len(linked) >= 60
+    assert [(o, n) for o, n in linked if not keys(o) & keys(n)] == []
+    assert keys("Hackathon is on April 25-26.") & keys("ハッカソンは中止になりました。")
+
+
+def test_a_cancellation_in_the_other_language_opens_a_conflict(tmp_path):
+    from reliability_support import cli, log_events, make_store
+
+    store = make_store(tmp_path / "s")
+    assert cli("--store", store, "-q", "remember", "Hackathon is on April 25-26.", "--now", "2026-03-13T10:00:00Z")[0] == 0
+    assert cli("--store", store, "-q", "remember", "ハッカソンは中止になりました。", "--now", "2026-04-10T10:00:00Z")[0] == 0
+    assert cli("--store", store, "-q", "consolidate", "--now", "2026-04-11T00:00:00Z")[0] == 0
+    conflicts = [e for e in log_events(store)[0] if e["op"] == "conflict"]
+    assert [(c["rule"], c["detail"]) for c in conflicts] == [("cancel", "unsure: across languages: cancel of '~ksn'")]

@@ -114,14 +114,16 @@ def keys_of(texts: list[str]) -> list[frozenset[str]]:
 def keys(text: str) -> frozenset[str]:
     """Cheap lookup keys of a text (a tenth of ``frame``'s cost): its content words, their
     concepts, and the pairs of its longer Japanese runs. Two texts ``relation`` may link
-    share a key (words, a concept, or a Japanese run's pair; beliefs matches デザイン in
-    デザインチーム), so consolidate compares a new memory only with those."""
+    share a key (words, a concept, a loanword's consonants, or a Japanese run's pair; beliefs
+    matches デザイン in デザインチーム), so consolidate compares a new memory only with those."""
     t = unicodedata.normalize("NFKC", text)
     found = set()
     for w in _content_words(t):
         found.add(_value(w) or _stem(w))
         if (c := _concept(w)) is not None:
             found.add("\x00" + c)
+        if (k := _sound(_stem(w))) is not None:  # a loanword in either script (hackathon, ハッカソン)
+            found.add("\x00" + k)
         if not w.isascii() and len(w) > 2:
             found.update(w[i:i + 2] for i in range(len(w) - 1))
     found.update("\x00" + c for pattern, c in _CONCEPT_PHRASES if pattern.search(t))
