@@ -77,6 +77,7 @@ class Stable:
     lookalike_text: str
     query: str
     fact_rank: int | None = None
+    lookalike_rank: int | None = None
     fact_status: str = "?"
     lookalike_status: str = "?"
     superseded_by: list[str] = field(default_factory=list)  # "old -> new (why)" for fact or lookalike
@@ -88,6 +89,12 @@ class Stable:
     @property
     def passed(self) -> bool:
         return not self.superseded and self.fact_rank is not None
+
+    @property
+    def fact_first(self) -> bool:
+        """The fact ranks above its lookalike (or the lookalike is not in the top K): a recall
+        rule that takes a lookalike for an update would put it first."""
+        return self.fact_rank is not None and (self.lookalike_rank is None or self.lookalike_rank > self.fact_rank)
 
 
 @dataclass
@@ -169,6 +176,7 @@ class Report:
             "stable": _rate(self.stables, lambda s: s.passed),
             "stable_superseded": sorted(s.id for s in self.stables if s.superseded),
             "stable_fact_in_top_k": _rate(self.stables, lambda s: s.fact_rank is not None),
+            "stable_fact_first": _rate(self.stables, lambda s: s.fact_first),
             "seconds": round(self.seconds, 1),
         }
 
@@ -191,7 +199,8 @@ class Report:
         lines.append("  detected by category: " + ", ".join(
             f"{k} {pct(v)}" for k, v in f["detected_by_category"].items()))
         lines.append(f"stable facts: {pct(f['stable'])} pass (not superseded, fact in top {K}); "
-                     f"superseded: {', '.join(f['stable_superseded']) or 'none'}")
+                     f"superseded: {', '.join(f['stable_superseded']) or 'none'}; "
+                     f"fact above its lookalike: {pct(f['stable_fact_first'])}")
         fps = self.false_positives()
         if fps:
             lines.append(f"false positives ({len(fps)}):")
@@ -287,7 +296,7 @@ def run_set(store: Path, *, embedder: str = "hashing", data: Path = DATA, progre
     for s, ids in zip(scenarios, ranked[: len(scenarios)], strict=True):
         s.old_rank, s.new_rank = place(ids, s.old), place(ids, s.new)
     for s, ids in zip(stable, ranked[len(scenarios):], strict=True):
-        s.fact_rank = place(ids, s.fact)
+        s.fact_rank, s.lookalike_rank = place(ids, s.fact), place(ids, s.lookalike)
 
     rc, out, err = cli(*base, "export", "--now", f"{day_iso(last + 1)}T12:00:00Z")
     status = {r["id"]: r["status"] for r in (json.loads(line) for line in _check(rc, out, err, "export").splitlines()
