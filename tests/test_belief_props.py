@@ -176,9 +176,12 @@ texts = st.one_of(st.text(max_size=60), cjk, built, st.sampled_from(TEXTS))
 def test_relation_never_raises_and_is_deterministic(old, new):
     first = beliefs.relation(old, new)
     signal = beliefs.update_signal(old, new)
+    change = beliefs.change_signal(old, new)
     beliefs.frame.cache_clear()  # the analysis again from the text, not from the cache
     assert beliefs.relation(old, new) == first
     assert beliefs.update_signal(old, new) is signal
+    assert beliefs.change_signal(old, new) is change
+    assert change or not signal  # an update is a change
     if first is not None:
         assert isinstance(first.certain, bool) and first.rule in (
             "negation", "stop", "cancel", "replacement", "value", "role")

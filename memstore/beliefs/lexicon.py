@@ -58,7 +58,9 @@ _MARKERS = tuple((sort, re.compile(p, _I)) for sort, p in _EN_MARKERS + _JA_MARK
 _END = re.compile(r"\b(?:ended|has ended|is over|wrapped up for good|came to an end)\b|終了|終わりました|終わった", _I)
 
 
-_RECURRING = re.compile(r"\b(?:every|each)\s+(?:day|week|month|morning|evening|night|monday|tuesday|wednesday|"
+_RECURRING = re.compile(r"\b(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday) (?:mornings|afternoons|"
+                        r"evenings|nights)\b|\bevery other\b|"
+                        r"\b(?:every|each)\s+(?:day|week|month|morning|evening|night|monday|tuesday|wednesday|"
                         r"thursday|friday|saturday|sunday)|\b(?:weekly|daily|monthly|biweekly|mondays|tuesdays|"
                         r"wednesdays|thursdays|fridays|saturdays|sundays)\b|毎週|毎日|毎朝|毎晩|毎月|隔週", _I)
 
@@ -66,9 +68,44 @@ _RECURRING = re.compile(r"\b(?:every|each)\s+(?:day|week|month|morning|evening|n
 _MARKERS += (("end", _END),)
 
 
+# A proposal, a question or a supposition states no new belief: "Should we move retro to
+# Thursdays?", 「もし転職したら…かな」.
+_TENTATIVE = re.compile(r"[?？]|\b(?:should we|shall we|what if|how about|could we|maybe|perhaps|might|"
+                        r"thinking (?:of|about)|considering|wondering|suggest(?:ed|s|ion)?|propos(?:e|ed|al))\b"
+                        r"|(?:^|[、。\s])もし|かな[。、\s]|かな$|かも|検討|提案|どうか|しようか|したらどう", _I)
+
+
+# Short forms people write for the same word in notes ("Prod DB" is "the production database").
+_ABBREVIATIONS = {"db": "database", "dbs": "databases", "prod": "production", "pw": "password",
+                  "pwd": "password", "repo": "repository", "repos": "repositories", "config": "configuration",
+                  "env": "environment", "k8s": "kubernetes", "docs": "documentation", "doc": "documentation"}
+
+
+# Where an English statement's subject ends: a copula, an auxiliary or a common verb (no
+# parser: the first of these after the first word). A Japanese one ends at its first は or が.
+_EN_VERB = re.compile(r"^(?:is|are|was|were|am|be|been|has|have|had|will|would|can|could|should|must|may|"
+                      r"does|do|did|isn't|aren't|wasn't|weren't|hasn't|haven't|won't|can't|doesn't|don't|"
+                      r"didn't|gets?|got|goes|went|runs?|ran|lives?|lived|works?|worked|costs?|uses?|used|"
+                      r"takes?|took|starts?|opens?|closes?|needs?|keeps?|moved?|moves|holds?|speaks?|"
+                      r"\w+ed)$", _I)
+_PARTICLE = re.compile(r"^(?:up|down|to|in|on|at|for|from|with|by|of|into|over|off|out|back|"
+                       r"because|since|after|before|and|but|so)$")
+_DETERMINERS = frozenset({"the", "a", "an", "our", "my", "his", "her", "their", "its", "your", "this", "that"})
+_PRONOUNS = frozenset({"i", "we", "they", "he", "she", "you", "it"})  # the verb comes next
+_JA_TOPIC = re.compile(r"^(.{1,20}?)(?:は|が|、)")
+
+
+# One occasion of a recurring practice ("this week", 「今週は」) is an exception, not a new
+# rule; "from this week", 「今月から」 start one.
+_ONE_OFF = re.compile(r"(?<!from )(?<!starting )(?<!since )(?<!as of )(?<!effective )"
+                      r"\b(?:this|next|last) (?:week|weekend|month|time)\b|\btoday\b|\btonight\b"
+                      r"|(?:今週|今日|今回|来週|先週|今月|今度)(?!から|以降|より)", _I)
+
+
 # Words that only say "also": a second value that does not replace the first.
-_ALSO = re.compile(r"\b(?:also|too|as well|another|plus|in addition)\b"
-                   r"|も(?:よく|また|たまに|時々)?(?:好き|飲|食|使|行|する|やる|して|読)", _I)
+_ALSO = re.compile(r"\b(?:also|too|as well|another|plus|in addition|besides)\b"
+                   r"|も(?:よく|また|たまに|時々)?(?:好き|飲|食|使|行|する|やる|して|読|始め|習|書け|でき|話せ|弾け)"
+                   r"|に加えて|のほかに|の他に|以外にも", _I)
 
 
 # Negators (parity decides a flip). "no longer" and "not anymore" negate too.
@@ -115,7 +152,7 @@ _TIME_WORDS = re.compile(
 # Explicit times (years, quarters, dates): two texts naming different ones are about
 # different times, not an update.
 _EXPLICIT_TIME = re.compile(
-    r"\d{4}-\d{2}(?:-\d{2})?|\b(?:19|20)\d{2}\b|\bq[1-4]\b|(?:19|20)\d{2}年|第[1-4一二三四]四半期|"
+    r"(?<![\d-])\d{4}-\d{2}(?:-\d{2})?(?![\d-])|\b(?:19|20)\d{2}\b|\bq[1-4]\b|(?:19|20)\d{2}年|第[1-4一二三四]四半期|"
     r"\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?\s+\d{1,2}(?:st|nd|rd|th)?\b|"
     r"\d{1,2}月\d{1,2}日", _I)
 

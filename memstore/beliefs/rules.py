@@ -7,7 +7,7 @@ import re
 from dataclasses import dataclass, replace
 
 from .frame import Frame, _holders_agree, _stem, frame
-from .lexicon import _I
+from .lexicon import _I, _ONE_OFF, _TENTATIVE
 
 
 @dataclass(frozen=True, slots=True)
@@ -19,7 +19,11 @@ class Verdict:
 
 def relation(old: str, new: str) -> Verdict | None:
     """Whether ``new`` (the later memory) updates ``old`` on the same frame, and how sure."""
+    if _TENTATIVE.search(new):
+        return None  # a proposal, a question or a supposition changes no belief
     a, b = frame(old), _fresh(frame(old), frame(new))
+    if a.recurring and _ONE_OFF.search(new) and not b.markers & {"stop", "cancel", "end"}:
+        return None  # "this week it's on Sunday": one occasion of the practice, not a new rule
     if not _holders_agree(a.holder, b.holder):
         return _role_holder(a, b)
     if a.times and b.times and not (a.times & b.times) and not _RESCHEDULED.search(new):
@@ -81,17 +85,58 @@ def update_signal(old: str, new: str) -> bool:
     different value with an update word. A restatement with only "updated" or "now" in it
     does not count: "Eng handbook updated: no deploys on Fridays" restates "Never deploy on
     Fridays"."""
+    return _signal(old, new) == "update"
+
+
+def change_signal(old: str, new: str) -> bool:
+    """A weaker ``update_signal`` for two memories the embedder puts on one topic: nothing in
+    ``new`` says that the old belief still holds (a restatement, a proposal or a question, an
+    addition, one occasion of a practice, another thing of the same sort, another holder or
+    time). Recall only orders such a pair newer first."""
+    return _signal(old, new) is not None
+
+
+def _signal(old: str, new: str) -> str | None:
     a, b = frame(old), _fresh(frame(old), frame(new))
-    if not _holders_agree(a.holder, b.holder) or (a.times and b.times and not (a.times & b.times)):
-        return False
-    if not (_matching(a.words, b.words) or a.concepts & b.concepts):
-        return False  # nothing in common to update: a neighbour, not a new version
-    if _STILL.search(new):
-        return False  # "confirmed again", 「引き続き」: the same belief, said again
+    if not _same_holder(a, b) or (a.times and b.times and not (a.times & b.times)):
+        return None
+    if _STILL.search(new) or _TENTATIVE.search(new) or b.also:
+        return None  # said again, proposed or supposed, or added to: the old belief holds
+    if a.recurring and _ONE_OFF.search(new):
+        return None  # "trash is a day late this week": one occasion, not a new rule
     values_differ = bool(a.values and b.values and a.values != b.values)
-    # (a flipped negation alone is not enough here: "Friday deploys are off-limits" restates
-    # "never deploy on Fridays"; the rules of relation() look at what the negator governs)
-    return bool(b.markers & {"stop", "cancel", "replace"}) or (values_differ and bool(b.markers))
+    if a.cjk != b.cjk and not (a.words & b.words or a.concepts & b.concepts):
+        return "change"  # two languages share no word: the caller's cosine is all there is
+    shared = _matching(a.words, b.words)
+    if not (shared or a.concepts & b.concepts):
+        return None  # nothing in common to update: a neighbour, not a new version
+    if len(shared) == 1 and not a.concepts & b.concepts and min(len(a.words), len(b.words)) > 3:
+        return None  # one shared word between longer statements is a topic, not a frame
+    if _other_subject(a, b):
+        return None  # "the staging cluster …", "the analytics cluster …": another thing of one sort
+    # (a flipped negation alone is not enough for an update: "Friday deploys are off-limits"
+    # restates "never deploy on Fridays"; the rules of relation() look at what it governs)
+    if b.markers & {"stop", "cancel", "replace"} or (b.markers and (values_differ or a.negated != b.negated)):
+        return "update"
+    return "change"
+
+
+def _same_holder(a: Frame, b: Frame) -> bool:
+    """The holders agree, or the one the old text names is named in the new one too ("Jenna
+    took over as on-call lead, Marcus moved to ML infra"; "Allergist did the test: Theo is …")."""
+    return _holders_agree(a.holder, b.holder) or bool(_names(a)) and _names(a) <= _matching(b.words, a.words)
+
+
+def _other_subject(a: Frame, b: Frame) -> bool:
+    """Whether the two subjects name one sort of thing but each with a word the other text
+    does not say: the staging cluster and the analytics cluster, 本番DBのバックアップ and
+    検証DBのバックアップ, 会議室A and 会議室C (the sort: the last word that is not a label)."""
+    if a.cjk != b.cjk or not (a.topic and b.topic):
+        return False
+    head = lambda topic: next((w for w in reversed(topic) if len(w) > 1), "")  # noqa: E731
+    if not _matching({head(a.topic)} - {""}, {head(b.topic)}):
+        return False  # 社内チャット and 社内のやり取り: two names for one thing, not two things
+    return bool(set(a.topic) - _matching(a.topic, b.words)) and bool(set(b.topic) - _matching(b.topic, a.words))
 
 
 # Words that say a belief still holds: said again, not changed.
@@ -200,8 +245,13 @@ def _lexical(a: Frame, b: Frame) -> Verdict | None:
                 sort = "cancel" if "cancel" in b.markers else "stop"
                 return Verdict(True, sort, f"{sort} of {sorted(hit)[0]!r}")
     gone = _matching(b.replaced, a.words) | (b.replaced & a.values)
+    # a value alone links the two when they share a word, when the newer says nothing else, or
+    # when it is the day of a date the older names ("due on May 12" / "the 15th, not the
+    # 12th"); 「資源ごみ、水曜じゃなくて木曜」 is not about 「祖父の通院は毎月第2水曜」
+    dated = {v for t in a.times for v in t.split()}
+    by_value = bool(gone & a.values) and (bool(shared) or not b.words or bool(gone & dated))
     if "replace" in b.markers and gone and not (b.replaced & only_b) and (
-            len(gone) * 4 >= len(a.words | a.values) or gone & a.values):  # "the 15th, not the 12th"
+            len(gone) * 4 >= len(a.words | a.values) or by_value):
         return Verdict(True, "replacement", f"{sorted(gone)[0]!r} replaced")
     if a.negated != b.negated or not shared:
         return None

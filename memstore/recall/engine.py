@@ -31,6 +31,8 @@ INFORMATIVE = (0.25, 0.4, 0.6, 0.8, 1.0)  # a semantic hit's weight by its conte
 MATCHED = 20  # with no time named, recency orders the best this many of the lexical and semantic matches
 BROAD = 0.5  # a time that holds more than this share of the store names no window
 STALE = 0.5  # the older of two statements on one frame, before consolidate settles them
+NEAR = 0.4  # a likely change is put first when it scores at least this share of the older one
+AFTER = 0.999  # the older of a likely change's pair: just under the newer, which takes its place
 REPLACEMENT_SEEDS = 5  # the best candidates whose replacements recall fetches
 BRUTE_FORCE_LIMIT = 20_000  # cue-filtered semantic search scores candidates directly up to this many
 OVERFETCH_LIMIT = 1_000  # ... unless this deep a search of the whole index finds enough of them
@@ -255,11 +257,25 @@ def _recall(req: Request, ix, *, now: str, config) -> dict:
     vecs = _vectors(ix, order)
     if req.as_of is None:
         floor = lambda a, b: update_cosine(config, ix.embedder, a, b)  # noqa: E731
-        for seq, why_stale in _stale([records[s] for s in order[: req.k * 2]], vecs, floor).items():
+        stale, changed = _stale([records[s] for s in order[: req.k * 2]], vecs, floor)
+        for seq, why_stale in stale.items():
             scored[seq] *= STALE
             if req.explain:
                 why[seq]["status_factor"] *= STALE
                 why[seq]["stale"] = why_stale
+        swapped = []
+        for old, new in changed:
+            # a likely change takes its older statement's place, just above it: only the pair's
+            # order changes (the rules are not sure enough to push the older one down), and
+            # only when the question finds the newer one too (a neighbour on another aspect of
+            # the topic is not lifted over the answer)
+            if scored[old] * NEAR <= scored[new] <= scored[old]:
+                scored[new], scored[old] = scored[old], scored[old] * AFTER
+                swapped.append((old, new))
+                if req.explain:
+                    why[old]["stale"] = f"perhaps changed by {records[new].id} (same topic, newer)"
+        for old, new in reversed(swapped):  # a chain reads newest first
+            scored[old] = min(scored[old], scored[new] * AFTER)
         order.sort(key=lambda s: (-scored[s], s))
     lam = max(rc["mmr_lambda"], EVERY_LAMBDA) if shape.every else rc["mmr_lambda"]
     picked = fuse.mmr(order, scored, vecs, req.k, lam, _redundancy_floor(ix, config))
@@ -420,20 +436,26 @@ def update_cosine(config, embedder, cjk_old: bool, cjk_new: bool) -> float:
     return rc["update_cosine_cjk"] if cjk_old else rc["update_cosine"]
 
 
-def _stale(candidates: list[Memory], vecs: dict, floor) -> dict[int, str]:
-    """Candidates that a newer candidate updates, with why: recall ranks the current belief
-    first even before the nightly consolidate has superseded the stale one.
+def _stale(candidates: list[Memory], vecs: dict, floor) -> tuple[dict[int, str], list[tuple[int, int]]]:
+    """({seq: why} of the candidates a newer candidate updates, [(older, newer)] pairs where
+    the newer one likely changed the older): recall ranks the current belief first even
+    before the nightly consolidate has superseded the stale one.
 
     An older memory is stale when the rules of memstore.beliefs say a newer one updates it;
     when the newer one shares its words, reads as an update (a flipped negation, a stop, a
     cancellation, a replacement, a new value with an update word: never a restatement) and
     the embedder puts the two on the same thing (cosine at least ``floor(cjk, cjk)``); or
-    when it loses an open conflict to the newer one (lower confidence; a tie goes to the newer)."""
-    from ..beliefs import frame, later, relation, update_signal
+    when it loses an open conflict to the newer one (lower confidence; a tie goes to the newer).
+    A pair the embedder puts on the same thing where the newer one only reads as a change
+    (``change_signal``: nothing in it says that the older still holds) is a likely change,
+    each older memory with its closest newer one and each newer with its closest older one,
+    in time order; the caller puts the newer first."""
+    from ..beliefs import change_signal, frame, later, relation, update_signal
 
     raw = sorted((m for m in candidates if m.level == "raw" and m.outcome is None and m.kind not in EPISODIC_KINDS),
                  key=lambda m: (m.recorded_at, m.seq, m.id))
     stale: dict[int, str] = {}
+    weak: list[tuple[float, int, int]] = []
     for i, old in enumerate(raw):
         for new in raw[i + 1:]:
             if old.domain != new.domain or not later(old, new):
@@ -446,10 +468,21 @@ def _stale(candidates: list[Memory], vecs: dict, floor) -> dict[int, str]:
                 continue
             elif (v := relation(old.text, new.text)) is not None:
                 stale[old.seq] = f"updated by {new.id} ({v.rule})"
-            elif (old.seq in vecs and new.seq in vecs and update_signal(old.text, new.text)
-                  and float(vecs[old.seq] @ vecs[new.seq]) >= floor(frame(old.text).cjk, frame(new.text).cjk)):
-                stale[old.seq] = f"likely updated by {new.id} (same topic, newer, reads as an update)"
-    return stale
+            elif old.seq in vecs and new.seq in vecs and (
+                    cos := float(vecs[old.seq] @ vecs[new.seq])) >= floor(frame(old.text).cjk, frame(new.text).cjk):
+                if update_signal(old.text, new.text):
+                    stale[old.seq] = f"likely updated by {new.id} (same topic, newer, reads as an update)"
+                elif change_signal(old.text, new.text):
+                    weak.append((cos, old.seq, new.seq))
+    # each older statement changed by its closest newer one, each newer one changing its closest
+    # older one: a chain of lookalikes must not lift an unrelated memory to the top
+    best_new, best_old = {}, {}
+    for _cos, o, n in sorted(weak, key=lambda w: (-w[0], w[1], w[2])):
+        best_new.setdefault(o, n)
+        best_old.setdefault(n, o)
+    changed = [(o, n) for o, n in best_new.items() if best_old[n] == o and o not in stale and n not in stale]
+    order = {m.seq: i for i, m in enumerate(raw)}
+    return stale, sorted(changed, key=lambda p: order[p[0]])
 
 
 def _redundancy_floor(ix, config) -> float:

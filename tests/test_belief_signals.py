@@ -1,0 +1,134 @@
+"""What recall takes for a change of belief before consolidate decides (memstore.beliefs
+``update_signal`` and ``change_signal``, recall's ``_stale``), and the text analysis they
+rest on: lookalikes that must not count (a proposal, one occasion of a practice, an
+addition, another thing of the same sort), holders named anywhere in the newer text, dates
+and phone numbers, abbreviations and doubled consonants."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from memstore.beliefs import Verdict, change_signal, frame, relation, update_signal
+from memstore.beliefs.frame import _stem
+from memstore.model import Memory
+from memstore.recall.engine import _stale
+
+
+@pytest.mark.parametrize(("old", "new"), [
+    # a proposal, a question, a supposition
+    ("Team retro is every other Friday at 4pm.", "Should we move retro to Thursday mornings? Friday afternoons drag."),
+    ("Team retro is every other Friday at 4pm.", "Maybe we move retro to Thursday mornings, Fridays drag."),
+    ("会社の健康診断は毎年6月。", "もし転職したら健康診断は自分で予約するのかな。"),
+    # one occasion of a practice
+    ("Bin collection is Monday mornings.", "Bins go out Tuesday this week because of the holiday."),
+    ("ピアノ教室は毎週火曜の17時から。", "今週のピアノは先生の都合で水曜に振替。"),
+    # an addition
+    ("娘はピアノを習っている。", "娘、ピアノに加えてバレエも始めた。"),
+    ("Mia speaks Spanish.", "Mia is also learning Portuguese now."),
+    # another thing of the same sort
+    ("The staging cluster has 3 nodes.", "We cut the analytics cluster down to 2 nodes."),
+    ("本番DBのバックアップは毎日午前3時。", "検証DBのバックアップは週1回に変更した。"),
+    ("会議室Aは10人まで入れる。", "会議室Cは改装で6人部屋になった。"),
+    # another holder; a restatement
+    ("I'm lactose intolerant.", "My brother isn't lactose intolerant anymore."),
+    ("Deploys freeze on Fridays.", "Reminder: deploys still freeze on Fridays."),
+])
+def test_lookalikes_are_no_change(old, new):
+    assert not change_signal(old, new) and not update_signal(old, new)
+
+
+@pytest.mark.parametrize(("old", "new"), [
+    # no update word at all: the embedder's cosine decides that they are on one topic
+    ("鈴木くんはうちの店のアルバイト。", "鈴木くん、正社員として採用が決まった。"),
+    ("Aunt Mei is treasurer of the chess club.", "Aunt Mei got elected president of the chess club."),
+    # the holder the old text names is named in the newer one, after someone else
+    ("Marcus runs the on-call rotation for payments.", "Jenna took over the payments on-call rotation, Marcus moved to ML infra."),
+    ("Theo is allergic to penicillin.", "Allergist did the skin test: Theo is not allergic to penicillin."),
+    # two languages share no word
+    ("Our support hotline is 0120-555-123.", "サポート窓口の電話番号が0120-777-456に変わりました。"),
+    ("DR failover drill scheduled for May 29.", "5月29日のDR切替訓練は中止になりました。"),
+    # the same sort of thing with the same name for it
+    ("The staging cluster has 3 nodes.", "We cut the staging cluster down to 2 nodes."),
+    ("社内チャットはChatworkを使っている。", "社内のやり取りはChatworkをやめてSlackに一本化した。"),
+])
+def test_changes_read_as_changes(old, new):
+    assert change_signal(old, new)
+
+
+def test_update_words_make_an_update_and_abbreviations_match():
+    assert update_signal("Ravi is fine with late meetings.", "Ravi does not do late meetings anymore.")
+    assert relation("The prod database runs in us-east-1.", "Prod DB migrated to eu-west-1 last night.") is not None
+    assert not update_signal("鈴木くんはうちの店のアルバイト。", "鈴木くん、正社員として採用が決まった。")  # no update word
+
+
+def test_a_corrected_day_updates_only_what_names_it():
+    """"X, not Wednesday" replaces a day only in a text about X, or in one that names the date."""
+    assert relation("祖母の通院は毎月第3金曜、駅前のクリニック。", "燃えるゴミ、金曜じゃなくて土曜だった。勘違いしてた。") is None
+    assert relation("The grant report is due on May 12.", "Actually, the deadline is the 15th, not the 12th.") == \
+        Verdict(True, "replacement", "'12' replaced")
+    assert relation("燃えるゴミは金曜。", "燃えるゴミ、金曜じゃなくて土曜だった。勘違いしてた。") is not None
+
+
+def test_dates_and_phone_numbers():
+    assert frame("Our support hotline is 0120-555-123.").times == frozenset()  # a number, not 0120-55
+    assert frame("5月29日のDR訓練").times == frame("DR drill on May 29th").times == {"may 29"}
+    assert frame("Release 2026-05-29").times == {"2026-05-29"}
+    assert frame("13月2日").times == {"13月2日"}  # not a date: kept as written
+
+
+def test_stems_undouble_a_final_consonant_only_after_a_short_vowel():
+    assert [_stem(w) for w in ("running", "runs", "stopped", "stop", "planned", "swimming")] == \
+        ["run", "run", "stop", "stop", "plan", "swim"]
+    assert [_stem(w) for w in ("added", "add", "falling", "fall", "buzzing", "buzz")] == \
+        ["add", "add", "fall", "fall", "buzz", "buzz"]
+
+
+def _m(seq: int, text: str, day: int) -> Memory:
+    at = f"2026-03-{day:02d}T10:00:00Z"
+    return Memory(id=f"m{seq:015x}", text=text, recorded_at=at, occurred_at=at[:16] + "Z", precision="minute",
+                  seq=seq)
+
+
+def _unit(*xs: float):
+    v = np.array(xs, dtype=np.float64)
+    return v / np.linalg.norm(v)
+
+
+def _cosines(ab: float, ac: float, bc: float) -> dict:
+    """Three unit vectors (seqs 1, 2, 3) with these pairwise cosines."""
+    g = np.array([[1, ab, ac], [ab, 1, bc], [ac, bc, 1]])
+    rows = np.linalg.cholesky(g)
+    return {i + 1: rows[i] for i in range(3)}
+
+
+def test_a_statement_is_put_after_its_closest_change_only():
+    """Two newer memories read as changes of one statement: only the closer one is put before
+    it (a lookalike of the topic does not jump the answer as well)."""
+    a = _m(1, "鈴木くんはうちの店のアルバイト。", 1)
+    b = _m(2, "鈴木くん、正社員として採用が決まった。", 10)
+    c = _m(3, "鈴木くんは店長候補の研修を受けている。", 20)
+    assert [change_signal(x.text, y.text) for x, y in ((a, b), (a, c), (b, c))] == [True, True, False]
+    assert all(relation(x.text, y.text) is None for x, y in ((a, b), (a, c)))
+    floor = lambda x, y: 0.8  # noqa: E731
+    assert _stale([c, b, a], _cosines(0.95, 0.9, 0.85), floor) == ({}, [(1, 2)])
+    assert _stale([c, b, a], _cosines(0.9, 0.95, 0.85), floor) == ({}, [(1, 3)])
+
+
+def test_changes_chain_in_time_order():
+    a = _m(1, "鈴木くんはうちの店のアルバイト。", 1)
+    b = _m(2, "鈴木くん、正社員として採用が決まった。", 10)
+    c = _m(3, "鈴木くんは店の店長代理。", 20)
+    assert _stale([c, a, b], _cosines(0.95, 0.85, 0.9), lambda x, y: 0.8) == ({}, [(1, 2), (2, 3)])
+
+
+def test_nothing_pairs_below_the_floor_or_backwards():
+    a, b = _m(1, "鈴木くんはうちの店のアルバイト。", 1), _m(2, "鈴木くん、正社員として採用が決まった。", 5)
+    assert relation(a.text, b.text) is None and change_signal(a.text, b.text)
+    vecs = {1: _unit(1, 0), 2: _unit(1, 1)}  # cosine 0.707
+    assert _stale([a, b], vecs, lambda x, y: 0.9) == ({}, [])
+    assert _stale([a, b], vecs, lambda x, y: 0.7) == ({}, [(1, 2)])
+    earlier = _m(3, b.text, 1)
+    late = _m(4, a.text, 5)
+    stale, changed = _stale([earlier, late], {3: _unit(1, 0), 4: _unit(1, 0.01)}, lambda x, y: 0.5)
+    assert 4 not in stale and all(o != 4 for o, _n in changed)  # the older text is the newer memory
