@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, replace
+from functools import lru_cache
 
 from .frame import Frame, _holders_agree, _stem, frame
 from .lexicon import _I, _ONE_OFF, _TENTATIVE
@@ -19,10 +20,10 @@ class Verdict:
 
 def relation(old: str, new: str) -> Verdict | None:
     """Whether ``new`` (the later memory) updates ``old`` on the same frame, and how sure."""
-    if _TENTATIVE.search(new):
+    if _tentative(new):
         return None  # a proposal, a question or a supposition changes no belief
     a, b = frame(old), _fresh(frame(old), frame(new))
-    if a.recurring and _ONE_OFF.search(new) and not b.markers & {"stop", "cancel", "end"}:
+    if a.recurring and _hedges(new)[1] and not b.markers & {"stop", "cancel", "end"}:
         return None  # "this week it's on Sunday": one occasion of the practice, not a new rule
     if not _holders_agree(a.holder, b.holder):
         return _role_holder(a, b)
@@ -85,7 +86,7 @@ def update_signal(old: str, new: str) -> bool:
     different value with an update word. A restatement with only "updated" or "now" in it
     does not count: "Eng handbook updated: no deploys on Fridays" restates "Never deploy on
     Fridays"."""
-    return _signal(old, new) == "update"
+    return signal(old, new) == "update"
 
 
 def change_signal(old: str, new: str) -> bool:
@@ -93,16 +94,18 @@ def change_signal(old: str, new: str) -> bool:
     ``new`` says that the old belief still holds (a restatement, a proposal or a question, an
     addition, one occasion of a practice, another thing of the same sort, another holder or
     time). Recall only orders such a pair newer first."""
-    return _signal(old, new) is not None
+    return signal(old, new) is not None
 
 
-def _signal(old: str, new: str) -> str | None:
+def signal(old: str, new: str) -> str | None:
+    """"update" where ``update_signal`` holds, else "change" where ``change_signal`` does, else None."""
     a, b = frame(old), _fresh(frame(old), frame(new))
     if not _same_holder(a, b) or (a.times and b.times and not (a.times & b.times)):
         return None
-    if _STILL.search(new) or _TENTATIVE.search(new) or b.also:
+    holds, once = _hedges(new)
+    if holds or b.also:
         return None  # said again, proposed or supposed, or added to: the old belief holds
-    if a.recurring and _ONE_OFF.search(new):
+    if a.recurring and once:
         return None  # "trash is a day late this week": one occasion, not a new rule
     values_differ = bool(a.values and b.values and a.values != b.values)
     if a.cjk != b.cjk and not (a.words & b.words or a.concepts & b.concepts):
@@ -119,6 +122,18 @@ def _signal(old: str, new: str) -> str | None:
     if b.markers & {"stop", "cancel", "replace"} or (b.markers and (values_differ or a.negated != b.negated)):
         return "update"
     return "change"
+
+
+@lru_cache(maxsize=65536)
+def _hedges(text: str) -> tuple[bool, bool]:
+    """(the text says a belief still holds, or only proposes or supposes; it names one
+    occasion): per text, as recall compares each candidate with many."""
+    return bool(_STILL.search(text) or _tentative(text)), bool(_ONE_OFF.search(text))
+
+
+@lru_cache(maxsize=65536)
+def _tentative(text: str) -> bool:
+    return bool(_TENTATIVE.search(text))
 
 
 def _same_holder(a: Frame, b: Frame) -> bool:

@@ -450,7 +450,7 @@ def _stale(candidates: list[Memory], vecs: dict, floor) -> tuple[dict[int, str],
     (``change_signal``: nothing in it says that the older still holds) is a likely change,
     each older memory with its closest newer one and each newer with its closest older one,
     in time order; the caller puts the newer first."""
-    from ..beliefs import change_signal, frame, later, relation, update_signal
+    from ..beliefs import frame, later, relation, signal
 
     raw = sorted((m for m in candidates if m.level == "raw" and m.outcome is None and m.kind not in EPISODIC_KINDS),
                  key=lambda m: (m.recorded_at, m.seq, m.id))
@@ -470,9 +470,10 @@ def _stale(candidates: list[Memory], vecs: dict, floor) -> tuple[dict[int, str],
                 stale[old.seq] = f"updated by {new.id} ({v.rule})"
             elif old.seq in vecs and new.seq in vecs and (
                     cos := float(vecs[old.seq] @ vecs[new.seq])) >= floor(frame(old.text).cjk, frame(new.text).cjk):
-                if update_signal(old.text, new.text):
+                said = signal(old.text, new.text)
+                if said == "update":
                     stale[old.seq] = f"likely updated by {new.id} (same topic, newer, reads as an update)"
-                elif change_signal(old.text, new.text):
+                elif said == "change":
                     weak.append((cos, old.seq, new.seq))
     # each older statement changed by its closest newer one, each newer one changing its closest
     # older one: a chain of lookalikes must not lift an unrelated memory to the top
