@@ -70,6 +70,14 @@ def test_a_corrected_day_updates_only_what_names_it():
     assert relation("燃えるゴミは金曜。", "燃えるゴミ、金曜じゃなくて土曜だった。勘違いしてた。") is not None
 
 
+def test_what_is_stopped_may_be_named_by_its_concept():
+    """ランニング is 走 (the bilingual concept list): stopping it stops what 走っている said."""
+    assert relation("毎朝10キロ走っている。", "ランニングはもうやめた。腰を痛めたので。") == \
+        Verdict(True, "stop", "stop of 'ランニング'")
+    assert relation("毎朝10キロ走っている。", "ピアノはもうやめた。") is None
+    assert relation("金曜のチームランチはすし禅で", "The team offsite is cancelled") is None  # part of it only
+
+
 def test_dates_and_phone_numbers():
     assert frame("Our support hotline is 0120-555-123.").times == frozenset()  # a number, not 0120-55
     assert frame("5月29日のDR訓練").times == frame("DR drill on May 29th").times == {"may 29"}

@@ -7,7 +7,7 @@ import re
 from dataclasses import dataclass, replace
 from functools import lru_cache
 
-from .frame import Frame, _holders_agree, _stem, frame
+from .frame import Frame, _concept, _holders_agree, _stem, frame
 from .lexicon import _I, _ONE_OFF, _TENTATIVE
 
 
@@ -254,6 +254,11 @@ def _lexical(a: Frame, b: Frame) -> Verdict | None:
         # what is stopped is the old thing: most of what the stop word governs is in the old text
         for part in b.stopped:  # what each stop word governs
             hit = _matching(part, a.words) | {v for v in part & a.values if _identifier(v)}  # 4.2, not 5 or tue
+            # ランニングはやめた after 毎朝走っている: the concept stopped is one the old text holds
+            # (all of what is stopped: "the team offsite" is not the team lunch)
+            same = {w for w in part - hit if (c := _concept(w)) is not None and c in a.concepts}
+            if same and hit | same == part:
+                hit |= same
             # most of what is stopped is in the old text, and it is much of what the old text says
             named = a.holder == b.holder and a.holder.startswith("name:")  # about one person
             if hit and len(hit) * 2 >= len(part) and (len(hit) * 3 >= len(a.words) or named):
