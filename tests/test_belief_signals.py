@@ -123,6 +123,17 @@ def test_a_statement_is_put_after_its_closest_change_only():
     assert _stale([c, b, a], _cosines(0.9, 0.95, 0.85), floor) == ({}, [(1, 3)])
 
 
+def test_across_languages_a_pair_is_only_ever_a_change():
+    """No word is shared across languages (only the small concept list): recall reorders such
+    a pair, it never halves the older one, whatever update word the newer one holds."""
+    from memstore.beliefs import signal
+
+    old, new = "Our staging DB password rotates every 90 days.", "検証DBのバックアップは週1回に変更した。"
+    assert signal(old, new) == "change" and not update_signal(old, new)
+    assert signal("The staging DB password rotates every 90 days.", "Staging DB password now rotates every 30 days.") \
+        == "update"
+
+
 def test_changes_chain_in_time_order():
     a = _m(1, "鈴木くんはうちの店のアルバイト。", 1)
     b = _m(2, "鈴木くん、正社員として採用が決まった。", 10)

@@ -468,17 +468,18 @@ def _stale(candidates: list[Memory], vecs: dict, floor) -> tuple[dict[int, str],
                 continue
             elif (v := relation(old.text, new.text)) is not None:
                 stale[old.seq] = f"updated by {new.id} ({v.rule})"
-            elif old.seq in vecs and new.seq in vecs and (
-                    cos := float(vecs[old.seq] @ vecs[new.seq])) >= floor(frame(old.text).cjk, frame(new.text).cjk):
+            elif old.seq in vecs and new.seq in vecs and (margin := float(vecs[old.seq] @ vecs[new.seq])
+                                                          - floor(frame(old.text).cjk, frame(new.text).cjk)) >= 0:
                 said = signal(old.text, new.text)
                 if said == "update":
                     stale[old.seq] = f"likely updated by {new.id} (same topic, newer, reads as an update)"
                 elif said == "change":
-                    weak.append((cos, old.seq, new.seq))
+                    weak.append((margin, old.seq, new.seq))  # above the floor of its scripts: e5
+                    # puts an English and a Japanese text further apart than two English ones
     # each older statement changed by its closest newer one, each newer one changing its closest
     # older one: a chain of lookalikes must not lift an unrelated memory to the top
     best_new, best_old = {}, {}
-    for _cos, o, n in sorted(weak, key=lambda w: (-w[0], w[1], w[2])):
+    for _margin, o, n in sorted(weak, key=lambda w: (-w[0], w[1], w[2])):
         best_new.setdefault(o, n)
         best_old.setdefault(n, o)
     changed = [(o, n) for o, n in best_new.items() if best_old[n] == o and o not in stale and n not in stale]
