@@ -76,6 +76,9 @@ def test_what_is_stopped_may_be_named_by_its_concept():
         Verdict(True, "stop", "stop of 'ランニング'")
     assert relation("毎朝10キロ走っている。", "ピアノはもうやめた。") is None
     assert relation("金曜のチームランチはすし禅で", "The team offsite is cancelled") is None  # part of it only
+    # a stop word that names what it stops: 禁煙 stops smoking
+    assert relation("タバコは一日10本くらい吸う。", "禁煙中です。今日で10日目。") == Verdict(True, "stop", "stop of '禁煙'")
+    assert relation("会議室は禁煙です。", "タバコは一日10本くらい吸う。") is None
 
 
 def test_dates_and_phone_numbers():

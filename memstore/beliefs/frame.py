@@ -248,6 +248,9 @@ def _frame(text: str) -> Frame:
                 start = max((c.end() for c in _CLAUSE.finditer(t, 0, m.start())), default=0)
                 end = next((c.start() for c in _CLAUSE.finditer(t, m.end())), len(t))
                 before = max((c.end() for c in _CLAUSE.finditer(t, 0, max(start - 1, 0))), default=0)
+                if _concept(m.group()) is not None:  # 禁煙: the stop word names what it stops
+                    stopped.append(frozenset({m.group()}))
+                    continue
                 parts = [t[m.end():end], t[start:m.start()], t[before:start]]
                 if not m.group()[:1].isascii() or _PASSIVE.search(t[start:m.start()]):
                     parts[:2] = parts[1::-1]  # 「ジムはやめた」, "4.2 is scrapped": the thing comes first
