@@ -87,7 +87,7 @@ _EN_VERB = re.compile(r"^(?:is|are|was|were|am|be|been|has|have|had|will|would|c
                       r"does|do|did|isn't|aren't|wasn't|weren't|hasn't|haven't|won't|can't|doesn't|don't|"
                       r"didn't|gets?|got|goes|went|runs?|ran|lives?|lived|works?|worked|costs?|uses?|used|"
                       r"takes?|took|starts?|opens?|closes?|needs?|keeps?|moved?|moves|holds?|speaks?|"
-                      r"\w+ed)$", _I)
+                      r"\w{3,}ed)$", _I)  # not "red", "need"
 _PARTICLE = re.compile(r"^(?:up|down|to|in|on|at|for|from|with|by|of|into|over|off|out|back|"
                        r"because|since|after|before|and|but|so)$")
 _DETERMINERS = frozenset({"the", "a", "an", "our", "my", "his", "her", "their", "its", "your", "this", "that"})

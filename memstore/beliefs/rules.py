@@ -117,10 +117,10 @@ def signal(old: str, new: str) -> str | None:
         return None  # one shared word between longer statements is a topic, not a frame
     if _other_subject(a, b):
         return None  # "the staging cluster …", "the analytics cluster …": another thing of one sort
-    # (a flipped negation alone is not enough for an update: "Friday deploys are off-limits"
-    # restates "never deploy on Fridays"; the rules of relation() look at what it governs)
     if a.cjk != b.cjk:
         return "change"  # across languages only the concept list links words: never sure
+    # (a flipped negation alone is not enough for an update: "Friday deploys are off-limits"
+    # restates "never deploy on Fridays"; the rules of relation() look at what it governs)
     if b.markers & {"stop", "cancel", "replace"} or (b.markers and (values_differ or a.negated != b.negated)):
         return "update"
     return "change"
