@@ -81,6 +81,20 @@ def test_what_is_stopped_may_be_named_by_its_concept():
     assert relation("会議室は禁煙です。", "タバコは一日10本くらい吸う。") is None
 
 
+def test_a_stop_stops_what_the_older_text_is_about():
+    """A word in common is not enough: "the warranty runs until 2027" is not what "stopped the
+    evening runs" stops (what it stops is about the runs, the warranty is what the old text is about)."""
+    assert relation("The printer's warranty runs until 2027.", "Stopped the evening runs, my ankle hurts.") is None
+    assert relation("I go running every evening after work.", "Stopped the evening runs, my ankle hurts.") == \
+        Verdict(True, "stop", "stop of 'run'")
+
+
+def test_someone_named_as_a_relation_of_the_holder_is_someone_else():
+    """田中さんの部下の森さん: the change is Mori's, Tanaka's junior."""
+    assert relation("田中さんは営業部。", "田中さんの部下の森さん、営業から広報に異動した") is None
+    assert relation("田中さんは営業部。", "田中さん、営業から広報に異動した") == Verdict(True, "replacement", "'営業' replaced")
+
+
 def test_dates_and_phone_numbers():
     assert frame("Our support hotline is 0120-555-123.").times == frozenset()  # a number, not 0120-55
     assert frame("5月29日のDR訓練").times == frame("DR drill on May 29th").times == {"may 29"}
