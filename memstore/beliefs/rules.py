@@ -113,12 +113,12 @@ def signal(old: str, new: str) -> str | None:
     shared = _matching(a.words, b.words)
     if not (shared or a.concepts & b.concepts):
         return None  # nothing in common to update: a neighbour, not a new version
-    if len(shared) == 1 and not a.concepts & b.concepts and min(len(a.words), len(b.words)) > 3:
-        return None  # one shared word between longer statements is a topic, not a frame
     if _other_subject(a, b):
         return None  # "the staging cluster …", "the analytics cluster …": another thing of one sort
     if a.cjk != b.cjk:
         return "change"  # across languages only the concept list links words: never sure
+    if len(shared) == 1 and not a.concepts & b.concepts and min(len(a.words), len(b.words)) > 3:
+        return "change"  # one shared word between longer statements may be a topic, not a frame
     # (a flipped negation alone is not enough for an update: "Friday deploys are off-limits"
     # restates "never deploy on Fridays"; the rules of relation() look at what it governs)
     if b.markers & {"stop", "cancel", "replace"} or (b.markers and (values_differ or a.negated != b.negated)):
@@ -141,7 +141,10 @@ def _tentative(text: str) -> bool:
 def _same_holder(a: Frame, b: Frame) -> bool:
     """The holders agree, or the one the old text names is named in the new one too ("Jenna
     took over as on-call lead, Marcus moved to ML infra"; "Allergist did the test: Theo is …")."""
-    return _holders_agree(a.holder, b.holder) or bool(_names(a)) and _names(a) <= _matching(b.words, a.words)
+    if _holders_agree(a.holder, b.holder):
+        return True
+    # (not "木村さんの後輩の森さん": a relation of the one named is someone else)
+    return b.holder.startswith("name:") and bool(_names(a)) and _names(a) <= _matching(b.words, a.words)
 
 
 def _other_subject(a: Frame, b: Frame) -> bool:
