@@ -100,6 +100,17 @@ def test_someone_named_as_a_relation_of_the_holder_is_someone_else():
     assert relation("田中さんは営業部。", "田中さん、営業から広報に異動した") == Verdict(True, "replacement", "'営業' replaced")
 
 
+@pytest.mark.parametrize(("text", "holder"), [
+    ("Doctor changed my BP meds: two tablets now.", "self"),  # someone acting on the speaker's things
+    ("Landlord raised our rent to 1,975.", "self"),
+    ("Elena is our point of contact at the bank.", "name:elena"),  # a statement about Elena
+    ("Aisha doesn't want weekend shifts anymore, she told me yesterday.", "name:aisha"),
+    ("Ken moved to Osaka.", "name:ken"),
+])
+def test_a_capital_that_starts_the_text_is_the_holder_only_when_the_text_is_about_it(text, holder):
+    assert frame(text).holder == holder
+
+
 def test_dates_and_phone_numbers():
     assert frame("Our support hotline is 0120-555-123.").times == frozenset()  # a number, not 0120-55
     assert frame("5月29日のDR訓練").times == frame("DR drill on May 29th").times == {"may 29"}

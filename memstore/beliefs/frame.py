@@ -13,6 +13,7 @@ from ..cjk import CJK_CLASS
 from .lexicon import (
     _ABBREVIATIONS,
     _ALSO,
+    _BEING,
     _CLAUSE,
     _COMMON_START,
     _CONCEPT_PHRASES,
@@ -39,6 +40,7 @@ from .lexicon import (
     _KANA,
     _KANJI_KATA,
     _MARKERS,
+    _MINE,
     _NAME_START,
     _NOT_PREFIX,
     _NUMBER,
@@ -362,7 +364,10 @@ def _holder(text: str) -> str:
     names |= {m.group(1).casefold() for m in _POSSESSIVE.finditer(text)
               if m.group(1).casefold() not in _COMMON_START}
     first = _NAME_START.match(text)
-    if first and first.group(1).casefold() not in _COMMON_START and not first.group(1).endswith("ly"):
+    if (first and first.group(1).casefold() not in _COMMON_START and not first.group(1).endswith("ly")
+            and not (names or (not _BEING.match(text, first.end(1)) and _MINE.match(text, first.end())))):
+        # (not "Doctor changed my meds", "Allergist did the test: Theo is …": a capital that
+        # starts the text is a name only when it is the one the text is about)
         names.add(first.group(1).casefold())
     if names:
         return "name:" + ",".join(sorted(names))

@@ -352,6 +352,10 @@ _CLAUSE = re.compile(r"(?<!\d)\.|\.(?!\d)|[,;:!?—–()、。！？：；（）
 
 # A capitalised first word names someone when a verb of being or doing follows it
 # ("Ken lives", "Aisha is"); "Standup moves" and "Parking at" stay things.
+# The speaker's own things, after someone else's name in one clause: "Doctor changed my meds"
+# (not "Aisha doesn't want weekend shifts, she told me").
+_MINE = re.compile(r"[^,;:.!?—]*?\b(?:my|our)\b", _I)
+_BEING = re.compile(r"(?:'s|\s+(?:is|isn't|was|wasn't|has|had|hasn't|will|won't|can't|cannot|became))\b", _I)
 _NAME_START = re.compile(
     r"\s*([A-Z][a-z]+)(?:'s|\s+(?:is|isn't|was|wasn't|has|had|hasn't|lives|lived|works|worked|leads|"
     r"led|got|goes|went|does|doesn't|did|didn't|drinks|walks|takes|took|became|chairs|moved|switched|"
