@@ -308,8 +308,9 @@ def _topic(text: str) -> tuple[str, ...]:
 
 def _ordered(text: str) -> tuple[str, ...]:
     """The stemmed content words of ``text`` that are not values, once each, in text order."""
-    words = _split(_content_words(text))[0]
-    return tuple(dict.fromkeys(w for w in (_stem(x) for x in _content_words(text)) if w in words))
+    found = _content_words(text)
+    words = _split(found)[0]
+    return tuple(dict.fromkeys(w for w in map(_stem, found) if w in words))
 
 
 def _time_spans(text: str) -> list[tuple[int, int]]:
