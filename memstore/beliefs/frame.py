@@ -51,6 +51,7 @@ from .lexicon import (
     _PRONOUNS,
     _RECURRING,
     _REL,
+    _RELATIVE_YEAR,
     _REPLACE_OBJ,
     _ROLE,
     _SELF,
@@ -62,6 +63,7 @@ from .lexicon import (
     _VALUE_WORDS,
     _WEEKDAYS,
     _WORD,
+    _YEAR_OFFSET,
 )
 
 
@@ -261,7 +263,8 @@ def _frame(text: str) -> Frame:
                     if found[0] or found[1]:
                         stopped.append(found[0] | found[1])
                         break
-    times = frozenset(_time_key(x) for x in _EXPLICIT_TIME.findall(t))
+    times = frozenset([*(_time_key(x) for x in _EXPLICIT_TIME.findall(t)),
+                       *("year" + _YEAR_OFFSET[(m.group(1) or m.group(2)).casefold()] for m in _RELATIVE_YEAR.finditer(t))])
     stripped = _strip(t, spans + contrast + [m.span() for m in _TIME_WORDS.finditer(t)]
                       + [m.span() for m in _EN_NEG.finditer(t)] + [m.span() for m in _JA_NEG.finditer(t)])
     raw = _content_words(stripped)

@@ -72,6 +72,7 @@ _MARKERS += (("end", _END),)
 # Thursdays?", 「もし転職したら…かな」.
 _TENTATIVE = re.compile(r"[?？]|\b(?:should we|shall we|what if|how about|could we|maybe|perhaps|might|"
                         r"thinking (?:of|about)|considering|wondering|suggest(?:ed|s|ion)?|propos(?:e|ed|al))\b"
+                        r"|\bif\b[^.!?;。]*\b(?:would|could)\b"  # "if we moved to X, the limit would go up"
                         r"|(?:^|[、。\s])もし|かな[。、\s]|かな$|かも|検討|提案|どうか|しようか|したらどう", _I)
 
 
@@ -155,6 +156,11 @@ _EXPLICIT_TIME = re.compile(
     r"(?<![\d-])\d{4}-\d{2}(?:-\d{2})?(?![\d-])|\b(?:19|20)\d{2}\b|\bq[1-4]\b|(?:19|20)\d{2}年|第[1-4一二三四]四半期|"
     r"\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?\s+\d{1,2}(?:st|nd|rd|th)?\b|"
     r"\d{1,2}月\d{1,2}日", _I)
+# A year named relative to when it is said: "this year's plan" and "last year we skipped it"
+# are about two years (both texts are said within a lookback of each other; "past year" is a span)
+_RELATIVE_YEAR = re.compile(r"\b(this|last|next|previous)\s+year\b|(今年|去年|昨年|来年)", _I)
+_YEAR_OFFSET = {"this": "+0", "last": "-1", "previous": "-1", "next": "+1", "今年": "+0", "去年": "-1", "昨年": "-1",
+                "来年": "+1"}
 
 
 # --- holders --------------------------------------------------------------------------------
