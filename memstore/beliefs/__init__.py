@@ -34,13 +34,15 @@ shared word, a single-valued frame sharing one word) open a conflict for a perso
 not about an earlier year); ``update_signal`` is recall's weaker test for two memories the
 embedder puts on one topic, and ``change_signal`` weaker still (no update word needed, only
 nothing that says the older belief holds: recall just orders such a pair newer first);
-``signal`` gives the strongest of the two. Pure and deterministic; a text's analysis is cached, so
+``signal`` gives the strongest of the two; ``about`` tells whether the newer text names what
+the older one is about. Pure and deterministic; a text's analysis is cached, so
 consolidate and recall can compare many pairs.
 """
 
 from __future__ import annotations
 
 from .frame import Frame, frame, keys
-from .rules import Verdict, change_signal, later, relation, signal, update_signal
+from .rules import Verdict, about, change_signal, later, relation, signal, update_signal
 
-__all__ = ["Frame", "Verdict", "change_signal", "frame", "keys", "later", "relation", "signal", "update_signal"]
+__all__ = ["Frame", "Verdict", "about", "change_signal", "frame", "keys", "later", "relation", "signal",
+           "update_signal"]

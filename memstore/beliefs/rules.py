@@ -107,7 +107,9 @@ def signal(old: str, new: str) -> str | None:
         return None  # said again, proposed or supposed, or added to: the old belief holds
     if a.recurring and once:
         return None  # "trash is a day late this week": one occasion, not a new rule
-    values_differ = bool(a.values and b.values and a.values != b.values)
+    # a new value of the same sort: "OPS-1423" is not replaced by "70%"
+    values_differ = bool(a.values and b.values and a.values != b.values
+                         and {_sort(v) for v in a.values} & {_sort(v) for v in b.values})
     if a.cjk != b.cjk and not (a.words & b.words or a.concepts & b.concepts):
         return "change"  # two languages share no word: the caller's cosine is all there is
     shared = _matching(a.words, b.words)
@@ -124,6 +126,25 @@ def signal(old: str, new: str) -> str | None:
     if b.markers & {"stop", "cancel", "replace"} or (b.markers and (values_differ or a.negated != b.negated)):
         return "update"
     return "change"
+
+
+def about(old: str, new: str) -> bool:
+    """Whether ``new`` names what ``old`` is about and something it says of it: a word of its
+    subject (``Frame.topic``; when the subject is its holder, 娘は水泳を習っている, a word of
+    what it says of them) and another of its words. One shared word names a topic, not a
+    statement (オンコール手当 is not the on-call rotation; the Redis client is not the cluster)."""
+    a = frame(old)
+    holder = {_stem(w) for w in a.holder.partition(":")[2].split(",") if w}
+    words = frame(new).words - holder
+    topic = set(a.topic) - holder or (a.words - holder if a.topic else set())
+    return bool(_matching(topic, words)) and len(_matching(a.words - holder, words)) >= 2
+
+
+def _sort(value: str) -> str:
+    """A value's sort: an identifier (build-ci-02, v4.2), a number or time (1850, 9:30), a word."""
+    if not any(c.isdigit() for c in value):
+        return "word"
+    return "id" if value.isascii() and any(c.isalpha() for c in value) else "number"
 
 
 @lru_cache(maxsize=65536)
