@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from memstore.beliefs import Verdict, change_signal, frame, relation, update_signal
+from memstore.beliefs import Verdict, about, change_signal, frame, relation, signal, update_signal
 from memstore.beliefs.frame import _stem
 from memstore.model import Memory
 from memstore.recall.engine import _stale
@@ -20,6 +20,7 @@ from memstore.recall.engine import _stale
     ("Team retro is every other Friday at 4pm.", "Should we move retro to Thursday mornings? Friday afternoons drag."),
     ("Team retro is every other Friday at 4pm.", "Maybe we move retro to Thursday mornings, Fridays drag."),
     ("会社の健康診断は毎年6月。", "もし転職したら健康診断は自分で予約するのかな。"),
+    ("Mortgage rate is fixed at 4.1% until 2031.", "If we moved to the enterprise tier, the rate limit would go up to 3000."),
     # one occasion of a practice
     ("Bin collection is Monday mornings.", "Bins go out Tuesday this week because of the holiday."),
     ("ピアノ教室は毎週火曜の17時から。", "今週のピアノは先生の都合で水曜に振替。"),
@@ -34,6 +35,10 @@ from memstore.recall.engine import _stale
     ("I'm lactose intolerant.", "My brother isn't lactose intolerant anymore."),
     ("田中さんは営業部。", "田中さんの部下の森さんが広報に異動になった。"),  # Tanaka's junior, not Tanaka
     ("Deploys freeze on Fridays.", "Reminder: deploys still freeze on Fridays."),
+    # another year, named relative to when each was said
+    ("Summer vacation this year: the lake cabin, first two weeks of July.",
+     "Last year we skipped the cabin and did the beach in the Outer Banks instead."),
+    ("今年の夏休みは湖のキャビンに行く。", "去年はキャビンをやめて海に行った。"),
 ])
 def test_lookalikes_are_no_change(old, new):
     assert not change_signal(old, new) and not update_signal(old, new)
@@ -185,3 +190,52 @@ def test_nothing_pairs_below_the_floor_or_backwards():
     late = _m(4, a.text, 5)
     stale, changed = _stale([earlier, late], {3: _unit(1, 0), 4: _unit(1, 0.01)}, lambda x, y: 0.5)
     assert 4 not in stale and all(o != 4 for o, _n in changed)  # the older text is the newer memory
+
+
+def test_a_new_value_replaces_a_value_of_its_own_sort():
+    """An identifier is not replaced by a percentage: the decision on alerts does not update
+    the ticket filed about the outage."""
+    old = "Filed OPS-1423 to track automatic mount checks on build-ci-02 after the disk-full outage."
+    new = "Decision: build servers now alert on disk usage at 70% (down from 85%) after the third disk-full outage."
+    assert signal(old, new) != "update"
+    assert signal("The staging DB password rotates every 90 days.",
+                  "Staging DB password now rotates every 30 days.") == "update"
+
+
+def test_relative_years_are_times():
+    assert frame("Summer vacation this year: the lake cabin").times == {"year+0"}
+    assert frame("Last year we skipped the cabin").times == {"year-1"}
+    assert frame("来年は海外に行きたい。去年は国内だった。").times == {"year+1", "year-1"}
+    assert frame("Over the past year we grew a lot").times == frozenset()  # a span, not a year
+
+
+def test_about_names_the_subject_or_what_is_said_of_the_holder():
+    assert about("The prod database runs in us-east-1.", "The prod database was migrated to eu-west-1.")
+    assert about("Nina walks the dog every morning before work.", "Nina's quit the morning dog walks.")
+    # the holder alone is not what the older text is about: her swimming is not her allergy
+    assert not about("娘は水泳を習っている。", "負荷試験の結果、娘はもう卵アレルギーではないと言われた。")
+    assert about("娘は水泳を習っている。", "娘、水泳教室に習いに行くのはもうやめた。")
+    # one shared word names a topic, not the statement: the on-call allowance is not the rotation
+    assert not about("オンコールは1週間交代制。引き継ぎは毎週月曜10時に行う。", "新しいオンコール手当:週末の待機1日につき5,000円を支給する。")
+    assert not about("Prod Redis cluster is on 7.2.", "Upgraded the Redis client library in the notifications service to 5.0.")
+
+
+def test_an_update_word_lowers_the_floor_only_for_what_the_older_text_is_about():
+    """Below the floor by less than SLACK, a newer memory that reads as an update marks the
+    older one stale only when it names what the older one is about, and does not take its
+    place (lift False); at the floor it does."""
+    from memstore.recall.engine import SLACK
+
+    a = _m(1, "Nina walks the dog every morning before work.", 1)
+    b = _m(2, "Nina's quit the morning dog walks since she started the early shift.", 20)
+    assert relation(a.text, b.text) is None and update_signal(a.text, b.text) and about(a.text, b.text)
+    vecs = {1: _unit(1, 0), 2: _unit(1, 1)}  # cosine 0.7071
+    stale, _ = _stale([a, b], vecs, lambda x, y: 0.7071 + SLACK / 2)
+    assert stale == {1: (2, f"likely updated by {b.id} (same topic, newer, reads as an update)", False)}
+    stale, _ = _stale([a, b], vecs, lambda x, y: 0.70)
+    assert stale[1][2] is True
+    assert _stale([a, b], vecs, lambda x, y: 0.7071 + 2 * SLACK) == ({}, [])
+    c = _m(3, "The staging DB password rotates every 90 days.", 1)
+    d = _m(4, "Security review outcome: staging DB credentials now rotate every 30 days.", 20)
+    assert update_signal(c.text, d.text) and not about(c.text, d.text)
+    assert _stale([c, d], {3: vecs[1], 4: vecs[2]}, lambda x, y: 0.7071 + SLACK / 2) == ({}, [])

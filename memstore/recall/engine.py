@@ -32,6 +32,7 @@ MATCHED = 20  # with no time named, recency orders the best this many of the lex
 BROAD = 0.5  # a time that holds more than this share of the store names no window
 STALE = 0.5  # the older of two statements on one frame, before consolidate settles them
 NEAR = 0.4  # a likely change is put first when it scores at least this share of the older one
+SLACK = 0.03  # an update word lowers the cosine floor for two candidates of one question by this
 AFTER = 0.999  # the older of a likely change's pair: just under the newer, which takes its place
 REPLACEMENT_SEEDS = 5  # the best candidates whose replacements recall fetches
 BRUTE_FORCE_LIMIT = 20_000  # cue-filtered semantic search scores candidates directly up to this many
@@ -258,7 +259,16 @@ def _recall(req: Request, ix, *, now: str, config) -> dict:
     if req.as_of is None:
         floor = lambda a, b: update_cosine(config, ix.embedder, a, b)  # noqa: E731
         stale, changed = _stale([records[s] for s in order[: req.k * 2]], vecs, floor)
-        for seq, why_stale in stale.items():
+        # what updates a matching memory answers the question it matched (as a superseding
+        # memory does, _replacements): it takes the older one's score, in time order so that
+        # a chain carries it to the newest; then the older one is halved
+        for seq in sorted(stale, key=lambda s: (records[s].recorded_at, s)):
+            by, _why, lift = stale[seq]
+            if lift and scored[by] < scored[seq]:
+                scored[by] = scored[seq]
+                if req.explain:
+                    why[by]["lifted_by"] = records[seq].id
+        for seq, (_by, why_stale, _lift) in stale.items():
             scored[seq] *= STALE
             if req.explain:
                 why[seq]["status_factor"] *= STALE
@@ -436,8 +446,9 @@ def update_cosine(config, embedder, cjk_old: bool, cjk_new: bool) -> float:
     return rc["update_cosine_cjk"] if cjk_old else rc["update_cosine"]
 
 
-def _stale(candidates: list[Memory], vecs: dict, floor) -> tuple[dict[int, str], list[tuple[int, int]]]:
-    """({seq: why} of the candidates a newer candidate updates, [(older, newer)] pairs where
+def _stale(candidates: list[Memory], vecs: dict, floor) -> tuple[dict[int, tuple[int, str]], list[tuple[int, int]]]:
+    """({seq: (the seq that updates it, why)} of the candidates another candidate updates,
+    [(older, newer)] pairs where
     the newer one likely changed the older): recall ranks the current belief first even
     before the nightly consolidate has superseded the stale one.
 
@@ -450,7 +461,7 @@ def _stale(candidates: list[Memory], vecs: dict, floor) -> tuple[dict[int, str],
     (``change_signal``: nothing in it says that the older still holds) is a likely change,
     each older memory with its closest newer one and each newer with its closest older one,
     in time order; the caller puts the newer first."""
-    from ..beliefs import frame, later, relation, signal
+    from ..beliefs import about, frame, later, relation, signal
 
     raw = sorted((m for m in candidates if m.level == "raw" and m.outcome is None and m.kind not in EPISODIC_KINDS),
                  key=lambda m: (m.recorded_at, m.seq, m.id))
@@ -463,17 +474,18 @@ def _stale(candidates: list[Memory], vecs: dict, floor) -> tuple[dict[int, str],
             if new.id in old.conflicts_with:
                 loser = old if old.confidence <= new.confidence else new  # a tie: the older loses
                 winner = new if loser is old else old
-                stale.setdefault(loser.seq, f"in conflict with {winner.id} (confidence)")
+                stale.setdefault(loser.seq, (winner.seq, f"in conflict with {winner.id} (confidence)", True))
             elif old.seq in stale:
                 continue
             elif (v := relation(old.text, new.text)) is not None:
-                stale[old.seq] = f"updated by {new.id} ({v.rule})"
+                stale[old.seq] = (new.seq, f"updated by {new.id} ({v.rule})", True)
             elif old.seq in vecs and new.seq in vecs and (margin := float(vecs[old.seq] @ vecs[new.seq])
-                                                          - floor(frame(old.text).cjk, frame(new.text).cjk)) >= 0:
+                                                          - floor(frame(old.text).cjk, frame(new.text).cjk)) >= -SLACK:
                 said = signal(old.text, new.text)
-                if said == "update":
-                    stale[old.seq] = f"likely updated by {new.id} (same topic, newer, reads as an update)"
-                elif said == "change":
+                if said == "update" and (margin >= 0 or about(old.text, new.text)):
+                    stale[old.seq] = (new.seq, f"likely updated by {new.id} (same topic, newer, reads as an update)",
+                                      margin >= 0)
+                elif said == "change" and margin >= 0:
                     weak.append((margin, old.seq, new.seq))  # above the floor of its scripts: e5
                     # puts an English and a Japanese text further apart than two English ones
     # each older statement changed by its closest newer one, each newer one changing its closest
