@@ -239,3 +239,19 @@ def test_an_update_word_lowers_the_floor_only_for_what_the_older_text_is_about()
     d = _m(4, "Security review outcome: staging DB credentials now rotate every 30 days.", 20)
     assert update_signal(c.text, d.text) and not about(c.text, d.text)
     assert _stale([c, d], {3: vecs[1], 4: vecs[2]}, lambda x, y: 0.7071 + SLACK / 2) == ({}, [])
+
+
+def test_a_relative_named_in_apposition_is_that_person():
+    """"My sister Hannah" is Hannah: her move updates where she lives (unsure: in other words),
+    and a brother's does not."""
+    assert frame("My sister Hannah lives in Portland.").holder == "rel:sister=hannah"
+    assert frame("Our neighbour, Mr. Ito, moved out.").holder == "rel:neighbour=ito"
+    assert frame("My sister is a nurse.").holder == "rel:sister"
+    v = relation("My sister Hannah lives in Portland.", "Hannah moved to Austin last month for her new job.")
+    assert v is not None and (v.certain, v.rule) == (False, "value")
+    assert relation("My sister Hannah lives in Portland.", "My brother Tom moved to Austin.") is None
+    assert signal("My sister lives in Portland.", "My sister Hannah moved to Austin.") is not None
+
+
+def test_putting_an_end_to_a_practice_is_a_stop():
+    assert update_signal("父は週3回デイサービスに通っている。", "父のデイサービス、本人が嫌がるので今月で終わりにした。")

@@ -13,6 +13,7 @@ from ..cjk import CJK_CLASS
 from .lexicon import (
     _ABBREVIATIONS,
     _ALSO,
+    _APPOSITION,
     _BEING,
     _CLAUSE,
     _COMMON_START,
@@ -363,6 +364,9 @@ def _strip(text: str, spans) -> str:
 def _holder(text: str) -> str:
     rel = _REL.search(text) or _JA_REL.search(text)
     if rel:
+        named = _APPOSITION.match(text, rel.end()) if rel.re is _REL else None
+        if named and named.group(1).casefold() not in _COMMON_START:
+            return f"rel:{rel.group(1).casefold()}={named.group(1).casefold()}"  # my sister Hannah
         return "rel:" + rel.group(1).casefold()
     names = {m.group(1).casefold() for m in _JA_NAME.finditer(text) if m.group(1) not in _JA_JOBS}
     names |= {m.group(1).casefold() for m in _POSSESSIVE.finditer(text)
@@ -383,10 +387,21 @@ def _holder(text: str) -> str:
 def _holders_agree(a: str, b: str) -> bool:
     if a == b or "none" in (a, b):
         return True
-    if a.startswith("name:") and b.startswith("name:"):
-        x, y = set(a[5:].split(",")), set(b[5:].split(","))
-        return bool({_romaji(n) for n in x} & {_romaji(n) for n in y})  # Ken is ケン
-    return False
+    (ra, x), (rb, y) = _people(a), _people(b)
+    if ra is not None and ra == rb:
+        return True  # "my sister" and "my sister Hannah"
+    return bool({_romaji(n) for n in x} & {_romaji(n) for n in y})  # Ken is ケン; my sister Hannah is Hannah
+
+
+def _people(holder: str) -> tuple[str | None, set[str]]:
+    """(the relation, the names) a holder says: "rel:sister=hannah" -> ("sister", {"hannah"})."""
+    sort, _, rest = holder.partition(":")
+    if sort == "name":
+        return None, set(rest.split(","))
+    if sort == "rel":
+        rel, _, name = rest.partition("=")
+        return rel, {name} if name else set()
+    return None, set()
 
 
 def _sound(word: str) -> str | None:

@@ -38,7 +38,7 @@ _EN_MARKERS = (
 
 _JA_MARKERS = (
     ("stop", r"やめ|辞め|止め|卒業し|解約|手放|退職|退会|引退|しなくな|しておらず|"
-             r"行かなくな|飲まなくな|食べなくな|吸わなくな|廃止|禁煙|禁酒|断念|諦め"),
+             r"行かなくな|飲まなくな|食べなくな|吸わなくな|廃止|禁煙|禁酒|断念|諦め|終わりにし|おしまいにし"),
     ("cancel", r"中止|キャンセル|取りやめ|取り止め|とりやめ|延期|見送|白紙|流れ"),
     ("replace", r"乗り換え|切り替え|切り替わ|置き換え|移行|代わりに|かわりに|交代|引き継|"
                 r"替え|換え|代わ|移し|移動|移さ|移っ|移り|移転|異動|転向|越して|越し"),
@@ -177,6 +177,8 @@ _RELATIVES = (
 
 
 _REL = re.compile(r"\b(?:my|our|his|her|their)\s+(?:\w+\s+)?(" + "|".join(_RELATIVES) + r")s?\b", _I)
+# "my sister Hannah", "our neighbour, Mr. Ito": the relative's name, said right after it
+_APPOSITION = re.compile(r",?\s+(?:(?:Mr|Mrs|Ms|Dr)\.?\s+)?([A-Z][a-z]+)\b")
 
 
 _JA_REL = re.compile(r"(姉|兄|妹|弟|母|父|妻|夫|嫁|旦那|息子|娘|友達|友人|上司|同僚|部長|課長|祖母|祖父|彼女|彼氏|家族|両親|"

@@ -36,7 +36,7 @@ def relation(old: str, new: str) -> Verdict | None:
         # other words for where someone lives or works, or their number ("I live in Lyon",
         # "we moved to Toronto"): unsure, and only for one holder
         frames = a.concepts & b.concepts & _FRAME_CONCEPTS
-        if frames and b.markers and a.holder == b.holder != "none" and not (a.words & b.words):
+        if frames and b.markers and "none" not in (a.holder, b.holder) and not (a.words & b.words) - _named(a):
             return Verdict(False, "value", f"in other words: new value for {sorted(frames)[0]!r}")
         return None
     # one language updates the other: only the concept list can tell, and it is never sure
@@ -134,10 +134,15 @@ def about(old: str, new: str) -> bool:
     what it says of them) and another of its words. One shared word names a topic, not a
     statement (オンコール手当 is not the on-call rotation; the Redis client is not the cluster)."""
     a = frame(old)
-    holder = {_stem(w) for w in a.holder.partition(":")[2].split(",") if w}
+    holder = _named(a)
     words = frame(new).words - holder
     topic = set(a.topic) - holder or (a.words - holder if a.topic else set())
     return bool(_matching(topic, words)) and len(_matching(a.words - holder, words)) >= 2
+
+
+def _named(f: Frame) -> set[str]:
+    """The words that name the holder: "sister" and "hannah" in "My sister Hannah lives in Portland"."""
+    return {_stem(w) for w in re.split(r"[,=]", f.holder.partition(":")[2]) if w}
 
 
 def _sort(value: str) -> str:
