@@ -169,6 +169,6 @@ def render(result: dict, explain: bool | None = None) -> None:
                 ranks += f" coverage={ex['coverage']}"
             out(safe(f"    {r['id']}: {ranks}; rrf={ex['rrf']} salience={ex['salience']} decay={ex['decay']}"
                      + (f"; demoted: {ex['demoted']}" if ex["demoted"] else "")
-                     + (f"; ranks in place of {ex['lifted_by']}, which it updates" if "lifted_by" in ex else "")))
+                     + (f"; ranks in place of {ex['lifted_by']}" if "lifted_by" in ex else "")))
     s = result["stats"]
     note(f"{len(rows)} result(s); intent {s['intent']}; examined {s['examined']} of {s['full_scan']}")

@@ -446,11 +446,12 @@ def update_cosine(config, embedder, cjk_old: bool, cjk_new: bool) -> float:
     return rc["update_cosine_cjk"] if cjk_old else rc["update_cosine"]
 
 
-def _stale(candidates: list[Memory], vecs: dict, floor) -> tuple[dict[int, tuple[int, str]], list[tuple[int, int]]]:
-    """({seq: (the seq that updates it, why)} of the candidates another candidate updates,
-    [(older, newer)] pairs where
-    the newer one likely changed the older): recall ranks the current belief first even
-    before the nightly consolidate has superseded the stale one.
+def _stale(candidates: list[Memory], vecs: dict, floor) -> tuple[dict[int, tuple[int, str, bool]],
+                                                                list[tuple[int, int]]]:
+    """({seq: (the seq that updates it, why, whether that one takes its score)} of the
+    candidates another candidate updates, [(older, newer)] pairs where the newer one likely
+    changed the older): recall ranks the current belief first even before the nightly
+    consolidate has superseded the stale one.
 
     An older memory is stale when the rules of memstore.beliefs say a newer one updates it;
     when the newer one shares its words, reads as an update (a flipped negation, a stop, a
