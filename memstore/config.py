@@ -188,6 +188,13 @@ SETTINGS: dict[str, dict[str, Setting]] = {
                                      lo=-1, hi=1),
         "update_cosine_cross": Setting(
             0.83, "recall.update_cosine for an English and a Japanese memory.", lo=-1, hi=1),
+        # measured (hashing): relevance recall@5 0.622 at 1.0, 0.716 at 0.5, 0.768 at 0.25, 0.774
+        # at 0 (MRR 0.599 / 0.643 / 0.693 / 0.682); conversations recall@10 0.485 / 0.513 /
+        # 0.518 / 0.471 (bench/conversations.py --embedder hashing)
+        "hashing_semantic_weight": Setting(
+            0.25, "The hashing embedder's semantic voice weighs this share of its weight per "
+                 "intent (its vectors are hashed word pieces: a noisy second lexical voice).",
+            lo=0, hi=1),
         "hashing_update_cosine": Setting(
             0.3, "recall.update_cosine for the hashing embedder (any scripts).", lo=-1, hi=1),
         "preamble_min_query": Setting(

@@ -161,6 +161,8 @@ def _recall(req: Request, ix, *, now: str, config) -> dict:
         wins, text_cues, named = [], [], []
     query_intent = intent.classify(req.query, text_cues or list(req.during) or wins)
     weights = dict(intent.WEIGHTS[query_intent])
+    if ix.embedder.name.startswith("hashing"):
+        weights["semantic"] *= rc["hashing_semantic_weight"]
     voices: dict[str, list[int]] = {}
     qvecs = None
     if "semantic" in req.voices:  # the question and its parts in one call
