@@ -26,6 +26,8 @@ lies mid-conversation sees only memories recorded by then (recall's own rule), b
 
 --reuse DIR asks again on the stores a --keep DIR run wrote (after a change to recall: the
 replay is the slow part); --configs limits the configurations asked.
+--data DIR reads another set of the same files (fixtures/usersessions/: months of one person's
+side of an assistant, with temporal, multi-session, knowledge-update and single-session questions).
 --conversations N runs the first N conversations; --only picks some by id. --jobs runs that many
 conversations at once (one process each). --keep DIR (must not exist) keeps every store (DIR/c01),
 the batch file, results.jsonl (per question and configuration: the evidence ranks and the top 10
@@ -62,7 +64,7 @@ CONFIGS = {
 }
 KS = (1, 5, 10)
 K = 10
-CATEGORIES = ("single-hop", "multi-hop", "temporal", "inferential")
+CATEGORIES = ["single-hop", "multi-hop", "temporal", "inferential"]  # then any other a --data set has
 
 
 def load(data: Path = DATA) -> tuple[dict[str, list[dict]], list[dict]]:
@@ -281,8 +283,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--configs", metavar="NAMES", help=f"comma-separated configurations (of {', '.join(CONFIGS)})")
     ap.add_argument("--no-sessions", action="store_true",
                     help="write turns without session and turn (no context step: the baseline)")
+    ap.add_argument("--data", type=Path, default=DATA, metavar="DIR",
+                    help="another set of the same files (fixtures/usersessions: one person's side of an assistant)")
     args = ap.parse_args(argv)
-    turns, questions = load()
+    turns, questions = load(args.data)
+    CATEGORIES.extend(sorted({q["category"] for q in questions} - {*CATEGORIES, "adversarial"}))
+    CATEGORIES[:] = [c for c in CATEGORIES if any(q["category"] == c for q in questions)]
     ids = sorted(turns)
     if args.only:
         ids = [c.strip() for c in args.only.split(",") if c.strip()]
