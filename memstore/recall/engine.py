@@ -8,6 +8,7 @@ changes nothing. Scores are rounded so output is byte-stable.
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass, field
 
 from ..access import in_repo, readable
@@ -33,6 +34,7 @@ BROAD = 0.5  # a time that holds more than this share of the store names no wind
 STALE = 0.5  # the older of two statements on one frame, before consolidate settles them
 NEAR = 0.4  # a likely change is put first when it scores at least this share of the older one
 SLACK = 0.03  # an update word lowers the cosine floor for two candidates of one question by this
+QUESTION = 0.5  # a memory that is only a question ("What's 7.5 miles in kilometres?")
 AFTER = 0.999  # the older of a likely change's pair: just under the newer, which takes its place
 REPLACEMENT_SEEDS = 5  # the best candidates whose replacements recall fetches
 BRUTE_FORCE_LIMIT = 20_000  # cue-filtered semantic search scores candidates directly up to this many
@@ -239,10 +241,14 @@ def _recall(req: Request, ix, *, now: str, config) -> dict:
             status_factor *= REPO  # seed 002: the repo an agent works in ranks first
         if wins:
             status_factor *= _in_window(m, wins)  # a time the question names weighs, never filters
+        question = _bare_question(m.text)
+        if question:
+            status_factor *= QUESTION  # e5 puts a question near any question; it rarely answers one
         scored[seq] = base * sal_factor * status_factor
         if req.explain:
             why[seq] = {"rrf": round(base, 6), "salience": round(eff, 4),
-                        "salience_factor": round(sal_factor, 4), "status_factor": status_factor}
+                        "salience_factor": round(sal_factor, 4), "status_factor": status_factor,
+                        **({"question": True} if question else {})}
     lifted = _context(ix, req, scored, records, within, now)
     say = _informative_records(records, [s for s in lifted if not _asks(records[s].text)])
     for seq, of in lifted.items():
@@ -329,6 +335,16 @@ def _recall(req: Request, ix, *, now: str, config) -> dict:
 
 def _asks(text: str) -> bool:
     return text.rstrip().endswith(("?", "？"))
+
+
+_STATEMENT_END = re.compile(r"[.!;:。！；：]\s|[.!;:。！；：](?=\S)(?!\d)")
+
+
+def _bare_question(text: str) -> bool:
+    """A memory that is only a question ("What's 7.5 miles in kilometres?"), not a statement
+    with a question after it ("I track everything on my Garmin; how accurate is it?")."""
+    t = text.strip()
+    return t.endswith(("?", "？")) and not _STATEMENT_END.search(t[:-1])
 
 
 def _informative(ix, seqs: list[int]) -> dict[int, float]:
@@ -515,10 +531,13 @@ def _demotion(m: Memory, why: dict) -> str | None:
     reasons = []
     if m.status in DEMOTED:
         reasons.append(f"status {m.status}")
-    if m.abstracted_by and why["status_factor"] < DEMOTED.get(m.status, 1.0) and "stale" not in why:
+    factor = why["status_factor"] / (QUESTION if why.get("question") else 1.0)
+    if m.abstracted_by and factor < DEMOTED.get(m.status, 1.0) and "stale" not in why:
         reasons.append(f"abstracted by {m.abstracted_by}")
     if "stale" in why:
         reasons.append(why["stale"])
+    if why.get("question"):
+        reasons.append("only a question")
     if why["salience"] < 0.35:
         reasons.append(f"faded (salience {why['salience']})")
     return "; ".join(reasons) or None
