@@ -255,3 +255,27 @@ def test_a_relative_named_in_apposition_is_that_person():
 
 def test_putting_an_end_to_a_practice_is_a_stop():
     assert update_signal("父は週3回デイサービスに通っている。", "父のデイサービス、本人が嫌がるので今月で終わりにした。")
+
+
+@pytest.mark.parametrize(("old", "new", "gone"), [
+    ("I track everything on my Garmin Forerunner 255; how accurate is its sleep tracking?",
+     "Switched to the Suunto Race and passed the Garmin Forerunner 255 on to my brother.", "forerunner"),
+    ("I'm on an Android phone, a Pixel 6.", "Finally caved and got an iPhone 15, the Pixel's in a drawer now.", "pixel"),
+])
+def test_what_was_given_up_is_what_was_replaced(old, new, gone):
+    """"Passed X on", "traded in X", "sold X", "X is in a drawer now": X is the thing replaced."""
+    v = relation(old, new)
+    assert v is not None and (v.certain, v.rule, v.detail) == (True, "replacement", f"{gone!r} replaced")
+
+
+def test_a_relative_after_a_preposition_is_not_the_holder():
+    assert frame("Switched to the Suunto Race and passed the Garmin on to my brother.").holder == "self"
+    assert frame("Had lunch with my sister.").holder == "self"
+    assert frame("My sister moved to Austin.").holder == "rel:sister"
+    assert frame("My brother's car is red.").holder == "rel:brother"
+
+
+def test_a_model_year_is_not_a_time():
+    assert frame("Traded in the Golf and picked up a 2019 Nissan Leaf!").times == frozenset()
+    assert frame("The check-engine light came on in my 2009 VW Golf.").times == frozenset()
+    assert frame("In 2019 we moved to Berlin.").times == {"2019"}

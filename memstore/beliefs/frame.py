@@ -22,6 +22,7 @@ from .lexicon import (
     _CONTRACTION,
     _CONTRAST,
     _DETERMINERS,
+    _DISPOSED,
     _EN_NEG,
     _EN_SCOPE,
     _EN_SOUND,
@@ -42,6 +43,7 @@ from .lexicon import (
     _KANJI_KATA,
     _MARKERS,
     _MINE,
+    _MODEL_YEAR,
     _NAME_START,
     _NOT_PREFIX,
     _NUMBER,
@@ -50,6 +52,7 @@ from .lexicon import (
     _PLACES,
     _POSSESSIVE,
     _PRONOUNS,
+    _RECIPIENT,
     _RECURRING,
     _REL,
     _RELATIVE_YEAR,
@@ -232,8 +235,10 @@ def _frame(text: str) -> Frame:
     plain = _strip(t, contrast + [m.span() for m in _INTERJECTION.finditer(t)])  # not the statement's negation
     replaced: set[str] = set()
     for m in _REPLACE_OBJ.finditer(t):
-        obj = m.group(1) or m.group(2) or m.group(3) or ""
+        obj = m.group(1) or m.group(2) or m.group(3) or m.group(4) or ""
         replaced.update(_value(w) or _stem(w) for w in _content_words(obj))
+        if m.group(4) or _DISPOSED.match(m.group()):
+            markers.add("replace")  # "traded in the Golf", "the Pixel's in a drawer now"
     for start, end in contrast:  # "the 15th, not the 12th": the 12th is what is replaced
         replaced.update(_value(w) or _stem(w) for w in _content_words(_NOT_PREFIX.sub(" ", t[start:end])))
     # the statement comes first; a reason after it ("..., it was wrecking my sleep", 「…合わなく
@@ -264,7 +269,7 @@ def _frame(text: str) -> Frame:
                     if found[0] or found[1]:
                         stopped.append(found[0] | found[1])
                         break
-    times = frozenset([*(_time_key(x) for x in _EXPLICIT_TIME.findall(t)),
+    times = frozenset([*(_time_key(x) for x in _EXPLICIT_TIME.findall(_MODEL_YEAR.sub(r"\1", t))),
                        *("year" + _YEAR_OFFSET[(m.group(1) or m.group(2)).casefold()] for m in _RELATIVE_YEAR.finditer(t))])
     stripped = _strip(t, spans + contrast + [m.span() for m in _TIME_WORDS.finditer(t)]
                       + [m.span() for m in _EN_NEG.finditer(t)] + [m.span() for m in _JA_NEG.finditer(t)])
@@ -362,7 +367,10 @@ def _strip(text: str, spans) -> str:
 
 
 def _holder(text: str) -> str:
-    rel = _REL.search(text) or _JA_REL.search(text)
+    # "passed the Garmin on to my brother": a relative after a preposition is not who the text
+    # is about ("my sister's flat", "my sister moved" are)
+    rel = next((m for m in _REL.finditer(text) if not _RECIPIENT.search(text, 0, m.start())), None) \
+        or _JA_REL.search(text)
     if rel:
         named = _APPOSITION.match(text, rel.end()) if rel.re is _REL else None
         if named and named.group(1).casefold() not in _COMMON_START:

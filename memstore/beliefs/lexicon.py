@@ -177,6 +177,7 @@ _RELATIVES = (
 
 
 _REL = re.compile(r"\b(?:my|our|his|her|their)\s+(?:\w+\s+)?(" + "|".join(_RELATIVES) + r")s?\b", _I)
+_RECIPIENT = re.compile(r"\b(?:to|for|with|from|by|at|about|on|of|onto|into)\s+$", _I)
 # "my sister Hannah", "our neighbour, Mr. Ito": the relative's name, said right after it
 _APPOSITION = re.compile(r",?\s+(?:(?:Mr|Mrs|Ms|Dr)\.?\s+)?([A-Z][a-z]+)\b")
 
@@ -336,12 +337,18 @@ _CONTRACTION = re.compile(r"['’](?:s|re|ll|ve|d|m)$")
 
 # The thing a replacement names as the old one ("replaced Jenkins with ...", "from Vim to ...",
 # "instead of driving", 「DatadogからLokiに」); "switched to decaf" names only the new one.
+_DISPOSED = re.compile(r"(?:traded in|sold|gave away|got rid of|passed|handed down|donated)\b", _I)
+# "my 2009 VW Golf", "a 2019 Nissan Leaf": a model year names the thing, not a time
+_MODEL_YEAR = re.compile(r"\b((?i:my|our|his|her|their|the|a)\s+)(?:19|20)\d{2}(?=\s+[A-Z])")
 _REPLACE_OBJ = re.compile(
     r"\b(?:replaced|swapped|switched from|migrated from|moved from|changed from|instead of|"
-    r"rather than|in place of|dropped|ditched|no longer (?:use|using|at|in|on))\s+(?:the\s+|our\s+|my\s+)?"
+    r"rather than|in place of|dropped|ditched|no longer (?:use|using|at|in|on)|"
+    # what was given up for the new thing: "traded in the Golf", "passed the Garmin on"
+    r"traded in|sold|gave away|got rid of|passed|handed down|donated)\s+(?:(?:the|our|my|old)\s+)*"
     r"([\w.+-]+(?:\s+[\w.+-]+)?)"
     r"|\bfrom\s+(?:the\s+|our\s+|my\s+)?([\w.+-]+(?:\s+[\w.+-]+)?)\s+(?:to|over to|into)\b"
-    r"|([A-Za-z0-9.+-]+|[\u30a0-\u30ffー]+|[\u4e00-\u9fff々]+)(?:さん)?(?:から|をやめて)", _I)
+    r"|([A-Za-z0-9.+-]+|[\u30a0-\u30ffー]+|[\u4e00-\u9fff々]+)(?:さん)?(?:から|をやめて)"
+    r"|\b(?:the|my|our)\s+([\w.+-]+)(?:'s|\s+is)\s+(?:in a drawer|gathering dust)\b", _I)
 
 
 # Places read as values: "I live in Tokyo" and "... in Osaka" say one thing with two values.
