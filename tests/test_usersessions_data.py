@@ -74,3 +74,23 @@ def test_a_memory_that_is_only_a_question_ranks_under_a_statement(tmp_path):
                        "--now", "2025-03-10T10:00:00Z")
     assert rc == 0, err
     assert [r["text"][:6] for r in json.loads(out)["results"]] == ["Hiked ", "How ma"]
+
+
+def test_a_question_next_to_a_match_is_its_context_only_when_someone_else_asked_it(tmp_path):
+    """In a chat, the prompt before an answer is half the fact ("Did the flat work out?" /
+    "It did!"); the user's own next request to an assistant is another topic."""
+    store = make_store(tmp_path / "s", '[embedder]\nname = "hashing"\n')
+    rows = [
+        {"text": "Did you get anything in the ground this spring?", "actor": "friend", "session": "a", "turn": 0},
+        {"text": "Planted garlic in the raised bed today.", "actor": "user", "session": "a", "turn": 1},
+        {"text": "How long should I boil an egg for a runny yolk?", "actor": "user", "session": "a", "turn": 2},
+    ]
+    body = "".join(json.dumps(r) + "\n" for r in rows)
+    rc, _out, err = cli("--store", store, "remember", "--jsonl", "-", "--now", "2025-04-01T10:00:00Z", stdin=body.encode())
+    assert rc == 0, err
+    rc, out, err = cli("--store", store, "recall", "Which vegetables did I plant in the raised bed?", "--json",
+                       "--no-touch", "--explain", "--now", "2025-04-10T10:00:00Z")
+    assert rc == 0, err
+    lifts = {r["text"][:8]: r["explain"]["status_factor"] for r in json.loads(out)["results"]
+             if "context" in r["explain"]}
+    assert lifts == {"Did you ": 0.6}, lifts  # the egg question keeps its own (lower) score

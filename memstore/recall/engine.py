@@ -255,6 +255,8 @@ def _recall(req: Request, ix, *, now: str, config) -> dict:
         # a neighbour counts by how much it says: "Quiet and leafy, a bakery on the corner"
         # answers "How's the new neighbourhood?"; "That sounds lovely." answers nothing
         lift = CONTEXT * say.get(seq, 1.0)  # a question next to its answer is half the fact
+        if _bare_question(records[seq].text) and records[seq].actors == records[of].actors:
+            lift *= QUESTION  # ... when someone else asked it: one's own next request is another topic
         if scored[of] * lift <= scored.get(seq, 0.0):
             continue
         scored[seq] = scored[of] * lift
