@@ -99,7 +99,11 @@ def _spans(question: str, now: str = NOW) -> list[tuple[str, str, int]]:
     ("What did I do last Saturday?", [("2025-06-14", "2025-06-14", 2)]),
     ("What was going on with Waffle two weeks ago?", [("2025-06-02", "2025-06-08", 3)]),
     ("What did I tell you about Ethan four weeks ago?", [("2025-05-19", "2025-05-25", 3)]),
-    ("What did I say about my brother about a month ago?", [("2025-05-01", "2025-05-31", 7)]),
+    # a day near 30 back, not last month (the 19th's week, not the whole of May)
+    ("What did I say about my brother about a month ago?", [("2025-05-15", "2025-05-23", 2)]),
+    ("What did I do last month?", [("2025-05-01", "2025-05-31", 7)]),
+    ("What did I do on the Saturday before last?", [("2025-06-07", "2025-06-07", 2)]),
+    ("1か月くらい前に仕事のことで何て言ってた？", [("2025-05-15", "2025-05-23", 2)]),
     ("What did I buy a few days ago?", [("2025-06-12", "2025-06-16", 1)]),
     ("Who did I meet a couple of weeks ago?", [("2025-05-31", "2025-06-08", 2)]),
     ("What happened in 2020?", [("2020-01-01", "2020-12-31", 0)]),

@@ -36,9 +36,15 @@ _VAGUE = [
     (re.compile(r"\ba\s+couple\s+(?:of\s+)?weeks\s+ago\b"), 14, 4),
     (re.compile(r"\b(?:a\s+few|several)\s+weeks\s+ago\b|数週間前"), 21, 7),
     (re.compile(r"ひと月(?:ほど|くらい|ぐらい)?前"), 30, 7),
+    # "about a month ago" is a day near 30 back, not last month: a span short enough to read whole
+    (re.compile(r"\b(?:(?:about|around|roughly|nearly|almost|just over|a little over)\s+)?(?:a|one)\s+month\s+ago\b"
+                r"|(?:1|一)(?:か|ヶ|カ|ケ)月(?:ほど|くらい|ぐらい)前"), 30, 4),
     (re.compile(r"\ba\s+couple\s+(?:of\s+)?months\s+ago\b"), 60, 14),
     (re.compile(r"\b(?:a\s+few|several)\s+months\s+ago\b|数か月前|数ヶ月前|数カ月前"), 90, 30),
 ]
+_WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+# "the Saturday before last": the one before last Saturday (先々週の土曜 is textdates')
+_BEFORE_LAST = re.compile(r"\bthe\s+(" + "|".join(_WEEKDAYS) + r")\s+before\s+last\b")
 _BUCKET = re.compile(r"^(\d{4})(?:-(\d{2})(?:-(\d{2}))?|-W(\d{2}))?$")
 
 
@@ -78,6 +84,11 @@ def windows(text: str, now: str) -> list[Window]:
     taken: list[tuple[int, int]] = []
     for m in _WEEKEND.finditer(low):
         found.append((m.start(), _weekend(today, m.group(0))))
+        taken.append(m.span())
+    for m in _BEFORE_LAST.finditer(low):
+        back = (today.weekday() - _WEEKDAYS.index(m.group(1))) % 7 or 7  # "last Saturday"
+        day = _shift(today, -back - 7)
+        found.append((m.start(), Window(day, day, _SLACK["day"], m.group(0))))
         taken.append(m.span())
     for pattern, back, spread in _VAGUE:
         for m in pattern.finditer(low):
