@@ -259,7 +259,7 @@ def test_putting_an_end_to_a_practice_is_a_stop():
 
 @pytest.mark.parametrize(("old", "new", "gone"), [
     ("I track everything on my Garmin Forerunner 255; how accurate is its sleep tracking?",
-     "Switched to the Suunto Race and passed the Garmin Forerunner 255 on to my brother.", "forerunner"),
+     "Switched to the Suunto Race and passed the Garmin Forerunner 255 on to my brother.", "255"),
     ("I'm on an Android phone, a Pixel 6.", "Finally caved and got an iPhone 15, the Pixel's in a drawer now.", "pixel"),
 ])
 def test_what_was_given_up_is_what_was_replaced(old, new, gone):
@@ -279,3 +279,8 @@ def test_a_model_year_is_not_a_time():
     assert frame("Traded in the Golf and picked up a 2019 Nissan Leaf!").times == frozenset()
     assert frame("The check-engine light came on in my 2009 VW Golf.").times == frozenset()
     assert frame("In 2019 we moved to Berlin.").times == {"2019"}
+
+
+@pytest.mark.parametrize("text", ["I passed the exam!", "We sold 40 licenses to Acme.", "Passed the audit on Friday."])
+def test_passing_or_selling_something_unnamed_as_ones_own_replaces_nothing(text):
+    assert frame(text).replaced == frozenset()

@@ -22,7 +22,6 @@ from .lexicon import (
     _CONTRACTION,
     _CONTRAST,
     _DETERMINERS,
-    _DISPOSED,
     _EN_NEG,
     _EN_SCOPE,
     _EN_SOUND,
@@ -235,9 +234,10 @@ def _frame(text: str) -> Frame:
     plain = _strip(t, contrast + [m.span() for m in _INTERJECTION.finditer(t)])  # not the statement's negation
     replaced: set[str] = set()
     for m in _REPLACE_OBJ.finditer(t):
-        obj = m.group(1) or m.group(2) or m.group(3) or m.group(4) or ""
+        given = m.group("given") or m.group("passed") or m.group("drawer")
+        obj = m.group("obj") or m.group("source") or m.group("ja") or given or ""
         replaced.update(_value(w) or _stem(w) for w in _content_words(obj))
-        if m.group(4) or _DISPOSED.match(m.group()):
+        if given:
             markers.add("replace")  # "traded in the Golf", "the Pixel's in a drawer now"
     for start, end in contrast:  # "the 15th, not the 12th": the 12th is what is replaced
         replaced.update(_value(w) or _stem(w) for w in _content_words(_NOT_PREFIX.sub(" ", t[start:end])))

@@ -337,18 +337,21 @@ _CONTRACTION = re.compile(r"['’](?:s|re|ll|ve|d|m)$")
 
 # The thing a replacement names as the old one ("replaced Jenkins with ...", "from Vim to ...",
 # "instead of driving", 「DatadogからLokiに」); "switched to decaf" names only the new one.
-_DISPOSED = re.compile(r"(?:traded in|sold|gave away|got rid of|passed|handed down|donated)\b", _I)
 # "my 2009 VW Golf", "a 2019 Nissan Leaf": a model year names the thing, not a time
 _MODEL_YEAR = re.compile(r"\b((?i:my|our|his|her|their|the|a)\s+)(?:19|20)\d{2}(?=\s+[A-Z])")
 _REPLACE_OBJ = re.compile(
     r"\b(?:replaced|swapped|switched from|migrated from|moved from|changed from|instead of|"
-    r"rather than|in place of|dropped|ditched|no longer (?:use|using|at|in|on)|"
-    # what was given up for the new thing: "traded in the Golf", "passed the Garmin on"
-    r"traded in|sold|gave away|got rid of|passed|handed down|donated)\s+(?:(?:the|our|my|old)\s+)*"
-    r"([\w.+-]+(?:\s+[\w.+-]+)?)"
-    r"|\bfrom\s+(?:the\s+|our\s+|my\s+)?([\w.+-]+(?:\s+[\w.+-]+)?)\s+(?:to|over to|into)\b"
-    r"|([A-Za-z0-9.+-]+|[\u30a0-\u30ffー]+|[\u4e00-\u9fff々]+)(?:さん)?(?:から|をやめて)"
-    r"|\b(?:the|my|our)\s+([\w.+-]+)(?:'s|\s+is)\s+(?:in a drawer|gathering dust)\b", _I)
+    r"rather than|in place of|dropped|ditched|no longer (?:use|using|at|in|on))\s+(?:the\s+|our\s+|my\s+)?"
+    r"(?P<obj>[\w.+-]+(?:\s+[\w.+-]+)?)"
+    r"|\bfrom\s+(?:the\s+|our\s+|my\s+)?(?P<source>[\w.+-]+(?:\s+[\w.+-]+)?)\s+(?:to|over to|into)\b"
+    r"|(?P<ja>[A-Za-z0-9.+-]+|[\u30a0-\u30ffー]+|[\u4e00-\u9fff々]+)(?:さん)?(?:から|をやめて)"
+    # what was given up for the new thing, named as one's own or as the one known: "traded in
+    # the Golf", "sold my old bike", "passed the Garmin on" (not "sold 40 licenses", "passed the exam")
+    r"|\b(?:traded in|sold|gave away|got rid of|handed down|donated)\s+(?:(?:the|our|my|old)\s+)+"
+    r"(?P<given>[\w.+-]+(?:\s+[\w.+-]+)?)"
+    r"|\bpassed\s+(?:(?:the|our|my|old)\s+)+(?P<passed>[\w.+-]+(?:\s+[\w.+-]+){0,3}?)"
+    r"\s+(?:on\s+to|on(?=\s*(?:[.!,;]|$))|along|down\s+to)\b"
+    r"|\b(?:the|my|our)\s+(?P<drawer>[\w.+-]+)(?:'s|\s+is)\s+(?:in a drawer|gathering dust)\b", _I)
 
 
 # Places read as values: "I live in Tokyo" and "... in Osaka" say one thing with two values.
