@@ -21,18 +21,28 @@ def _empty() -> dict:
     return {"tier": dict.fromkeys(TIERS, 0), "level": dict.fromkeys(LEVELS, 0), "status": dict.fromkeys(STATUSES, 0)}
 
 
-def _result(now: str, config, counts: dict, total: int, conflicts: int, policies: int, values: list[float],
+def _result(now: str, config, counts: dict, total: int, conflicts: int, policies: int, values,
             protected: int) -> dict:
-    bins = [0] * BINS
-    for v in values:
-        bins[min(BINS - 1, int(v * BINS))] += 1
+    """``values``: the active records' effective salience, a list or a numpy array (``stats``
+    at a million records counts the array's bins without a Python loop; int(v * BINS) and the
+    array's truncation agree for the non-negative values effective gives)."""
     floor = config["distill"]["floor"]
+    if isinstance(values, list):
+        bins = [0] * BINS
+        for v in values:
+            bins[min(BINS - 1, int(v * BINS))] += 1
+        under = sum(v < floor for v in values)
+    else:
+        import numpy as np
+
+        bins = np.bincount(np.minimum((values * BINS).astype(np.int64), BINS - 1), minlength=BINS).tolist()
+        under = int((values < floor).sum())
     return {
         "at": now, "memories": total, **counts, "open_conflicts": conflicts // 2,
         "active_policies": policies,
         "effective": {
             "active": len(values), "bins": bins, "width": 1 / BINS, "protected": protected,
-            "under_floor": sum(v < floor for v in values), "floor": floor,
+            "under_floor": under, "floor": floor,
         },
     }
 
@@ -59,7 +69,7 @@ class Columns:
         self.current = current
         self.overlay = list(current.overlay.values())
         cols = current.index.columns()
-        if cols:
+        if cols and self.overlay:  # (no copy of a million rows when the log added nothing)
             keep = ~np.isin(cols["seq"], np.array([m.seq for m in self.overlay], dtype=np.int64))
             cols = {k: v[keep] for k, v in cols.items()}
         self.cols = cols
@@ -136,7 +146,8 @@ def tally_current(current, now: str, config) -> dict:
         now, config, counts, len(cols) + len(overlay),
         int(cols.conflicts.sum()) + sum(len(m.conflicts_with) for m in overlay),
         int(((cols.level == LEVELS.index("policy")) & active).sum()) + sum(m.level == "policy" for m in live),
-        cols.effective(active, now, config).tolist() + [effective(m, now, config) for m in live],
+        np.concatenate([cols.effective(active, now, config), np.array([effective(m, now, config) for m in live],
+                                                                        dtype=np.float64)]),
         protected + sum(is_protected(m.salience, threshold) for m in live),
     )
 
