@@ -335,10 +335,12 @@ _HIRA_STOP = frozenset("""これ それ あれ どれ ここ そこ あそこ �
 _CONTRACTION = re.compile(r"['’](?:s|re|ll|ve|d|m)$")
 
 
-# The thing a replacement names as the old one ("replaced Jenkins with ...", "from Vim to ...",
-# "instead of driving", 「DatadogからLokiに」); "switched to decaf" names only the new one.
 # "my 2009 VW Golf", "a 2019 Nissan Leaf": a model year names the thing, not a time
 _MODEL_YEAR = re.compile(r"\b((?i:my|our|his|her|their|the|a)\s+)(?:19|20)\d{2}(?=\s+[A-Z])")
+
+
+# The thing a replacement names as the old one ("replaced Jenkins with ...", "from Vim to ...",
+# "instead of driving", 「DatadogからLokiに」); "switched to decaf" names only the new one.
 _REPLACE_OBJ = re.compile(
     r"\b(?:replaced|swapped|switched from|migrated from|moved from|changed from|instead of|"
     r"rather than|in place of|dropped|ditched|no longer (?:use|using|at|in|on))\s+(?:the\s+|our\s+|my\s+)?"
