@@ -23,20 +23,13 @@ def _empty() -> dict:
 
 def _result(now: str, config, counts: dict, total: int, conflicts: int, policies: int, values,
             protected: int) -> dict:
-    """``values``: the active records' effective salience, a list or a numpy array (``stats``
-    at a million records counts the array's bins without a Python loop; int(v * BINS) and the
-    array's truncation agree for the non-negative values effective gives)."""
-    floor = config["distill"]["floor"]
-    if isinstance(values, list):
-        bins = [0] * BINS
-        for v in values:
-            bins[min(BINS - 1, int(v * BINS))] += 1
-        under = sum(v < floor for v in values)
-    else:
-        import numpy as np
+    """``values``: the active records' effective salience as a float64 array (``stats`` at a
+    million records counts its bins without a Python loop)."""
+    import numpy as np
 
-        bins = np.bincount(np.minimum((values * BINS).astype(np.int64), BINS - 1), minlength=BINS).tolist()
-        under = int((values < floor).sum())
+    floor = config["distill"]["floor"]
+    bins = np.bincount(np.minimum((values * BINS).astype(np.int64), BINS - 1), minlength=BINS).tolist()
+    under = int((values < floor).sum())
     return {
         "at": now, "memories": total, **counts, "open_conflicts": conflicts // 2,
         "active_policies": policies,
@@ -48,6 +41,8 @@ def _result(now: str, config, counts: dict, total: int, conflicts: int, policies
 
 
 def tally(memories: list[Memory], now: str, config) -> dict:
+    import numpy as np
+
     counts = _empty()
     for m in memories:
         for name in counts:
@@ -55,7 +50,8 @@ def tally(memories: list[Memory], now: str, config) -> dict:
     active = [m for m in memories if m.status == "active"]
     threshold = config["salience"]["protect_threshold"]
     return _result(now, config, counts, len(memories), sum(len(m.conflicts_with) for m in memories),
-                   sum(m.level == "policy" for m in active), [effective(m, now, config) for m in active],
+                   sum(m.level == "policy" for m in active),
+                   np.array([effective(m, now, config) for m in active], dtype=np.float64),
                    sum(is_protected(m.salience, threshold) for m in active))
 
 

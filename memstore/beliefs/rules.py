@@ -7,7 +7,7 @@ import re
 from dataclasses import dataclass, replace
 from functools import lru_cache
 
-from .frame import Frame, _concept, _holders_agree, _stem, frame
+from .frame import Frame, _concept, _holders_agree, _people, _stem, frame
 from .lexicon import _I, _ONE_OFF, _TENTATIVE
 
 
@@ -142,7 +142,8 @@ def about(old: str, new: str) -> bool:
 
 def _named(f: Frame) -> set[str]:
     """The words that name the holder: "sister" and "hannah" in "My sister Hannah lives in Portland"."""
-    return {_stem(w) for w in re.split(r"[,=]", f.holder.partition(":")[2]) if w}
+    rel, names = _people(f.holder)
+    return {_stem(w) for w in names | ({rel} if rel else set())}
 
 
 def _sort(value: str) -> str:
