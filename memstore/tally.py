@@ -15,6 +15,7 @@ from .model import AXES, KINDS, LEVELS, STATUSES, TIERS, Memory
 from .salience import effective, half_lives, is_protected
 
 BINS = 10
+BLOCK = 1 << 17  # rows scored at a time (Columns.effective)
 
 
 def _empty() -> dict:
@@ -63,15 +64,17 @@ class Columns:
         import numpy as np
 
         self.current = current
-        self.overlay = list(current.overlay.values())
-        cols = current.index.columns()
+        cols, overlay = current.columns()
+        self.overlay = list(overlay.values())
         if cols and self.overlay:  # (no copy of a million rows when the log added nothing)
             keep = ~np.isin(cols["seq"], np.array([m.seq for m in self.overlay], dtype=np.int64))
             cols = {k: v[keep] for k, v in cols.items()}
         self.cols = cols
         code = cols["codes"] if cols else np.zeros(0, dtype=np.int64)
-        self.status, self.tier, self.level = code & 0xF, code >> 4 & 0xF, code >> 8 & 0xF
-        self.kind, self.conflicts = code >> 12 & 0xFF, code >> 20 & 0xFFFF
+        # small integers (a million rows: 1 MB a column, not 8)
+        self.status, self.tier = (code & 0xF).astype(np.uint8), (code >> 4 & 0xF).astype(np.uint8)
+        self.level, self.kind = (code >> 8 & 0xF).astype(np.uint8), (code >> 12 & 0xFF).astype(np.uint8)
+        self.conflicts = (code >> 20 & 0xFFFF).astype(np.uint16)
         self.seq = cols["seq"] if cols else np.zeros(0, dtype=np.int64)
 
     def __len__(self) -> int:
@@ -80,38 +83,52 @@ class Columns:
     def effective(self, rows, now: str, config):
         """``salience.effective`` at ``now`` of the rows (a boolean mask), as Python computes it:
         numpy's arithmetic in effective's order, then Python's own value for each row where
-        the two could round apart (within 1e-9 of a rounding half or of a clamp)."""
+        the two could round apart (within 1e-9 of a rounding half or of a clamp). Computed
+        ``BLOCK`` rows at a time, so its temporaries stay small whatever the store's size."""
         import numpy as np
 
         from .timeutil import parse_ts
 
-        c, cfg = self.cols, config["salience"]
         if not len(self.seq):
             return np.zeros(0)
-        axes = [c[f"a_{a}"][rows] for a in AXES]
+        at = np.flatnonzero(rows)
+        value = np.zeros(len(at))
+        unsure = []
+        t = int(parse_ts(now).timestamp())
+        for start in range(0, len(at), BLOCK):
+            part = at[start:start + BLOCK]
+            value[start:start + len(part)], doubt = self._effective(part, t, config)
+            unsure.append(start + np.flatnonzero(doubt))
+        unsure = np.concatenate(unsure) if unsure else np.zeros(0, dtype=np.int64)
+        if len(unsure):
+            seqs = self.seq[at[unsure]]
+            exact = self.current.index.by_seqs([int(q) for q in seqs])
+            value[unsure] = [effective(exact[int(q)], now, config) for q in seqs]
+        return value
+
+    def _effective(self, part, t: int, config):
+        """(the rounded values of the rows at positions ``part``, where they could be off)."""
+        import numpy as np
+
+        c, cfg = self.cols, config["salience"]
+        axes = [c[f"a_{a}"][part] for a in AXES]
         threshold = cfg["protect_threshold"]
         protected = (axes[AXES.index("risk")] >= threshold) | (axes[AXES.index("importance")] >= threshold)
-        days = np.maximum((int(parse_ts(now).timestamp()) - c["used"][rows]) / 86400.0, 0.0)
+        days = np.maximum((t - c["used"][part]) / 86400.0, 0.0)
         table = np.array(_half_lives(cfg), dtype=np.float64)
-        kinds = self.kind[rows]
+        kinds = self.kind[part]
         total = np.zeros(len(days))
         for i, a in enumerate(AXES):  # the order of effective's sum, axis by axis
             w = cfg["weights"][a]
             total = total + np.where(protected, w * axes[i], w * axes[i] * 0.5 ** (days / table[kinds, i]))
-        raw = total * (0.6 + 0.4 * c["confidence"][rows]) * (1.0 + np.log1p(c["recalls"][rows]))
+        raw = total * (0.6 + 0.4 * c["confidence"][part]) * (1.0 + np.log1p(c["recalls"][part]))
         value = np.minimum(1.0, raw)
         floored = axes[AXES.index("importance")] >= cfg["floor_importance"]
         value = np.where(floored, np.maximum(value, cfg["importance_floor"]), value)
         scaled = value * 1e6
         unsure = ((np.abs(scaled - np.floor(scaled) - 0.5) < 1e-3) | (np.abs(raw - 1.0) < 1e-9)
                   | (floored & (np.abs(np.minimum(1.0, raw) - cfg["importance_floor"]) < 1e-9)))
-        value = np.round(value, 6)
-        if unsure.any():
-            at = np.flatnonzero(unsure)
-            seqs = self.seq[rows][at]
-            exact = self.current.index.by_seqs([int(q) for q in seqs])
-            value[at] = [effective(exact[int(q)], now, config) for q in seqs]
-        return value
+        return np.round(value, 6), unsure
 
 
 def tally_current(current, now: str, config) -> dict:
@@ -127,7 +144,8 @@ def tally_current(current, now: str, config) -> dict:
         for i, value in enumerate(known):
             counts[name][value] += int(found[i])
         if found[len(known):].any():  # a value this version does not know: only the fold can name it
-            return tally([*current.index.all(), *overlay], now, config)
+            every = {m.id: m for m in current.index.all()} | {m.id: m for m in overlay}
+            return tally(sorted(every.values(), key=lambda m: (m.seq, m.id)), now, config)
     for name in counts:
         for m in overlay:
             counts[name][getattr(m, name)] = counts[name].get(getattr(m, name), 0) + 1

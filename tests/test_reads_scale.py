@@ -114,6 +114,51 @@ def test_show_equals_the_fold_for_every_record(stores):
         _run(bare, "show", ids[5], "--explain", "--now", _day(101))
 
 
+def test_show_reads_only_the_lines_its_record_names(stores, monkeypatch):
+    """The records index names each record's events by seq; `show` reads those lines (found by
+    bisecting the log) and the tail after the watermark, never a scan of the log."""
+    from memstore.store import lookup
+
+    store, bare = stores
+    ids = _ids(bare)
+    want = {mid: _run(bare, "show", mid, "--json", "--now", _day(101)) for mid in ids[::4]}
+
+    def no_scan(*_a, **_k):
+        raise AssertionError("show scanned the log")
+
+    monkeypatch.setattr(lookup, "lines_with", no_scan)
+    monkeypatch.setattr(lookup, "scanned_events", no_scan)
+    for mid, expected in want.items():
+        assert _run(store, "show", mid, "--json", "--now", _day(101)) == expected, mid
+    assert any(len(json.loads(out)["events"]) > 2 for _code, out, _err in want.values())
+
+
+def test_show_falls_back_when_a_line_it_names_is_damaged(tmp_path, stores):
+    """A line the index names that is no longer that event (edited, garbled): the scan and the
+    fold's rules answer, as without the index."""
+    store, bare = stores
+    ids = _ids(bare)
+    shown = {mid: json.loads(_run(store, "show", mid, "--json")[1])["events"] for mid in ids[:40]}
+    mid = next(m for m, events in shown.items() if len(events) > 2)
+    seq = shown[mid][1]["seq"]  # a later event of the record, not the one that created it
+    copies = []
+    for name, src in (("c", store), ("b", bare)):
+        copy = tmp_path / name
+        shutil.copytree(src, copy)
+        part = sorted((copy / "log").glob("*.jsonl"))[0]
+        lines = part.read_bytes().split(b"\n")
+        at = next(i for i, line in enumerate(lines) if line and json.loads(line)["seq"] == seq)
+        lines[at] = b'{"garbled": ' + b"x" * max(0, len(lines[at]) - 13) + b"}"
+        part.write_bytes(b"\n".join(lines))
+        copies.append(copy)
+    for ref in (mid, ids[9], ids[-1]):
+        got = _run(copies[0], "show", ref, "--json", "--now", _day(101))
+        assert got == _run(copies[1], "show", ref, "--json", "--now", _day(101)), ref
+        assert got[0] == 0 and "Traceback" not in got[2]
+    left = [e["seq"] for e in json.loads(_run(copies[0], "show", mid, "--json")[1])["events"]]
+    assert left == [e["seq"] for e in shown[mid] if e["seq"] != seq]
+
+
 def test_show_by_key_equals_the_fold(stores):
     store, bare = stores
     for key in ("ticket-0", "ticket-3", "ticket-72", "ticket-99", "ticket-1"):  # ticket-1 was never written
@@ -181,6 +226,25 @@ def test_conflicts_equal_the_fold(stores, args):
     fast, slow = _run(store, "conflicts", "--json", *args), _run(bare, "conflicts", "--json", *args)
     assert fast == slow
     assert len(json.loads(fast[1])["conflicts"]) >= (4 if args else 1)
+
+
+def test_open_conflicts_are_read_from_their_records_events(stores, monkeypatch):
+    """`conflicts` (open ones) reads the events of the records in an open conflict (the
+    records index names them), never a scan of the log; --all still scans."""
+    from memstore.store import lookup
+
+    store, bare = stores
+    want = _run(bare, "conflicts", "--json")
+    scan = lookup.lines_with
+
+    def no_scan(layout, pattern):
+        if b"conflict|resolve" in pattern:
+            raise AssertionError("conflicts scanned the log")
+        return scan(layout, pattern)
+
+    monkeypatch.setattr(lookup, "lines_with", no_scan)
+    assert _run(store, "conflicts", "--json") == want
+    assert json.loads(want[1])["conflicts"]
 
 
 def test_export_of_named_records_equals_the_whole_export(stores):
@@ -314,7 +378,7 @@ def test_damage_found_while_reading_the_index_falls_back_to_the_fold(stores, mon
         return call
 
     monkeypatch.setattr(current_module, "open_current", open_then_break)
-    for name in ("columns", "get", "posting", "count", "by_seqs"):
+    for name in ("columns", "get", "posting", "count", "by_seqs", "events_of"):
         monkeypatch.setattr(records.RecordIndex, name, failing(name))
     for argv, expected in want.items():
         broken.clear()

@@ -135,7 +135,7 @@ def _list(all_: bool, now: str | None, json: bool) -> None:
     from memstore.store.transaction import LogView
 
     e = env(now)
-    scanned = read_or_fold(lambda: _scanned(e.layout), lambda: None)
+    scanned = read_or_fold(lambda: _scanned(e.layout, all_), lambda: None)
     if scanned is None:  # no usable records index: fold the log, as before
         view = LogView(e.layout)
         state = view.state()
@@ -158,11 +158,11 @@ class _Records:
         self.memories = memories
 
 
-def _scanned(layout):
+def _scanned(layout, all_: bool):
     """(the conflict, resolve and supersede events, the two sides of each as a ``_Records``),
-    read without folding the log: a scan for those ops and the records index as of the head.
-    None: no usable records index, or the log is out of order there (the forward read
-    decides)."""
+    read without folding the log: for open conflicts, the events of the records in one (the
+    records index names them); for --all, a scan of the log for those ops. None: no usable
+    records index, or the log is out of order there (the forward read decides)."""
     from memstore.conflicts import records
     from memstore.index.current import open_current
     from memstore.store.lookup import scanned_events
@@ -171,7 +171,16 @@ def _scanned(layout):
     if current is None:
         return None
     ops = ("conflict", "resolve", "supersede")
-    events = scanned_events(layout, rb'"op":"(?:conflict|resolve|supersede)"', lambda ev: ev["op"] in ops)
+    if all_:
+        events = scanned_events(layout, rb'"op":"(?:conflict|resolve|supersede)"', lambda ev: ev["op"] in ops)
+    else:  # every event of an open conflict names its sides, which are in one still
+        found: dict[int, dict] = {}
+        for mid in current.in_conflict():
+            mine = current.events(mid)
+            if mine is None:
+                return None
+            found.update((ev["seq"], ev) for ev in mine if ev["op"] in ops)
+        events = [found[q] for q in sorted(found)]
     if events is None:
         return None
     sides = {r[side] for r in records(events, _Records({})) for side in ("old", "new")}

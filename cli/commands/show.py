@@ -77,14 +77,11 @@ def run(
 
 def _from_index(layout, ref: str, access):
     """(record, the events touching it, the ids it links to that the caller may not read)
-    from the records index and a scan of the log for its id: no fold. None: the index cannot
-    answer (missing, behind by much, or not this log's) or the log is not regular there."""
-    import re
-
+    from the records index (each record's event seqs) and those lines of the log: no fold,
+    no scan. None: the index cannot answer (missing, behind by much, or not this log's) or
+    the log is not regular there."""
     from memstore.access import linked_ids, readable
-    from memstore.events import touched_ids
     from memstore.index.current import open_current
-    from memstore.store.lookup import scanned_events
 
     current = open_current(layout)
     if current is None:
@@ -92,7 +89,7 @@ def _from_index(layout, ref: str, access):
     memory = current.resolve(ref, layout)
     if memory is None or not readable(access, memory):
         return None, [], frozenset()
-    events = scanned_events(layout, re.escape(memory.id.encode()), lambda ev: memory.id in touched_ids(ev))
+    events = current.events(memory.id)
     if events is None:
         return None  # out of order: the forward read's rules decide what it says
     hidden = current.hidden(access, [*linked_ids(memory), *(i for ev in events for i in linked_ids(ev))])

@@ -31,9 +31,50 @@ class Current:
     """The records index plus ``overlay``: the records the log changed after its watermark,
     as the fold has them now."""
 
-    def __init__(self, index: records.RecordIndex, overlay: dict[str, Memory]):
+    def __init__(self, index: records.RecordIndex, overlay: dict[str, Memory], tail: list[dict] = (),
+                 layout: Layout | None = None, mark: int = 0):
         self.index = index
         self.overlay = overlay
+        self.tail = list(tail)  # the events after the index's watermark
+        self.layout, self.mark = layout, mark  # the store, and the index's watermark
+
+    def in_conflict(self) -> list[str]:
+        """The ids of the records in an open conflict now."""
+        ids = {m.id for m in self.index.posting("open", ["conflict"]) if m.id not in self.overlay}
+        return sorted(ids | {i for i, m in self.overlay.items() if m.conflicts_with})
+
+    def events(self, mid: str) -> list[dict] | None:
+        """The events that touched ``mid`` (``events.touched_ids``), oldest first: the log
+        lines the records index names (read by seq), then those after its watermark. A line
+        that is not the event the index says (a damaged or edited log) sends the read to a
+        scan of the log for the id. None: the log's seqs do not rise there (the forward
+        read's rules decide what it says)."""
+        import re
+
+        from ..events import touched_ids
+        from ..store.log import well_formed
+        from ..store.lookup import lines_at, scanned_events
+
+        seqs = self.index.events_of([mid]).get(mid, [])
+        lines = lines_at(self.layout, seqs) if seqs else []
+        events = [well_formed(line) for line in lines or ()]
+        if lines is None or not all(ev is not None and ev["seq"] == q and mid in touched_ids(ev)
+                                    for ev, q in zip(events, seqs, strict=True)):
+            return scanned_events(self.layout, re.escape(mid.encode()), lambda ev: mid in touched_ids(ev))
+        return events + [ev for ev in self.tail if mid in touched_ids(ev)]
+
+    def columns(self) -> tuple[dict, dict[str, Memory]]:
+        """Every record's aggregate columns (``RecordIndex.columns``, in any row order) less
+        the records changed since they were taken, and those records as the log has them now:
+        from ``index/columns.bin`` when it is usable, else from the index itself."""
+        from . import columns
+
+        side = columns.read(self.layout, self.mark) if self.layout is not None else None
+        if side is None:
+            return self.index.columns(), dict(self.overlay)
+        cols, between = side
+        changed = self.get(records.touched(self.index, between)) if between else {}
+        return cols, {**changed, **self.overlay}
 
     def get(self, ids: list[str]) -> dict[str, Memory]:
         found = {i: self.overlay[i] for i in ids if i in self.overlay}
@@ -106,7 +147,7 @@ def open_current(layout: Layout) -> Current | None:
         raise
     state = fold(tail, State(memories=dict(before), seq=mark))
     overlay = {mid: m for mid, m in state.memories.items() if before.get(mid) != m}
-    return Current(index, overlay)
+    return Current(index, overlay, tail, layout, mark)
 
 
 def _open(layout: Layout) -> records.RecordIndex:

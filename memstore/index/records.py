@@ -18,8 +18,9 @@ from ..timeutil import parse_ts
 from .lexical import time_order
 from .terms import any_of
 
-FORMAT = "memstore-records/6"  # /4: imported records at their import event's seq, agent, session;
-# /5: key, open-conflict and outcome terms, the salience columns; /6: derived_from terms
+FORMAT = "memstore-records/7"  # /4: imported records at their import event's seq, agent, session;
+# /5: key, open-conflict and outcome terms, the salience columns; /6: derived_from terms;
+# /7: the seqs of the events that touched each record (``show`` reads just those lines)
 # graph edges and the mutable fields; cue filtering itself runs in the lexical index
 DIMENSIONS = ("subject", "status", "level", "tier", "session", "key", "open", "outcome", "from")
 # What `stats` aggregates over every record, as fast (columnar) fields: no record is decoded.
@@ -78,6 +79,7 @@ def _schema():
     # event-time order with the seq as tie-breaker, so "newest" is the same in every build
     sb.add_integer_field("t", stored=False, indexed=False, fast=True)
     sb.add_text_field("record", stored=True, tokenizer_name="raw", index_option="basic")
+    sb.add_unsigned_field("ev", stored=True, indexed=False, fast=False)  # events that touched it
     for dim in DIMENSIONS:
         sb.add_text_field(dim, stored=False, tokenizer_name="raw", index_option="basic")
     for name in (*AXIS_FIELDS, "confidence"):
@@ -103,10 +105,12 @@ class RecordIndex:
         self._t = tantivy
 
     # -- writing --------------------------------------------------------------
-    def put(self, memories: list[Memory]) -> None:
-        """Insert or replace records, then commit."""
+    def put(self, memories: list[Memory], events: dict[str, list[int]] | None = None) -> None:
+        """Insert or replace records, then commit. ``events``: each record's event seqs (all
+        of them, oldest first: a replaced document keeps only what it is given)."""
         if not memories:
             return
+        events = events or {}
         t = self._t
         writer = self.index.writer(heap_size=50_000_000, num_threads=1)
         for m in memories:
@@ -116,6 +120,8 @@ class RecordIndex:
             doc.add_unsigned("seq", m.seq)
             doc.add_integer("t", time_order(m))
             doc.add_text("record", dumps(memory_to_dict(m)).decode())
+            for q in events.get(m.id, ()):
+                doc.add_unsigned("ev", q)
             for dim, values in record_terms(m).items():
                 for v in values:
                     doc.add_text(dim, v)
@@ -142,6 +148,19 @@ class RecordIndex:
             return [memory_from_dict(loads(searcher.doc(a).get_first("record"))) for _s, a in hits]
         except (KeyError, TypeError, AttributeError) as exc:  # a stored record that is not one
             raise ValueError(f"a stored record cannot be read ({type(exc).__name__}: {exc})") from None
+
+    def events_of(self, ids: list[str]) -> dict[str, list[int]]:
+        """The seqs of the events that touched each record (``memstore.events.touched_ids``),
+        oldest first, as far as the index is built."""
+        if not ids:
+            return {}
+        searcher = self.index.searcher()
+        hits = searcher.search(any_of(self._t, self.schema, "id", list(ids)), len(ids)).hits
+        found = {}
+        for _s, a in hits:
+            doc = searcher.doc(a)
+            found[doc.get_first("id")] = [int(q) for q in doc.get_all("ev")]
+        return found
 
     def all(self) -> list[Memory]:
         """Every record (for verify: O(n))."""

@@ -34,6 +34,7 @@ from pathlib import Path
 from .. import __version__
 from ..embed import make_embedder
 from ..errors import MemstoreError, StoreError
+from ..events import touched_ids
 from ..fold import fold
 from ..model import memory_from_dict
 from ..state import State
@@ -41,7 +42,7 @@ from ..store.anchor import anchor_for, anchor_problem
 from ..store.fs import FILE_MODE, ensure_dir, exclusive_lock, os_error
 from ..store.layout import Layout
 from ..store.log import LogReader, read_head
-from . import lexical, records, vectors
+from . import columns, lexical, records, vectors
 from .embcache import EmbeddingCache
 from .filecheck import file_list, files_changed
 from .manifest import read_manifest, write_manifest
@@ -229,6 +230,7 @@ def _clear(layout: Layout) -> None:
     for name, path in layout.index_paths().items():
         _remove(path)
         layout.manifest_path(name).unlink(missing_ok=True)
+    columns.remove(layout)
 
 
 def _failed(layout: Layout, exc: BaseException) -> StoreError:
@@ -359,6 +361,9 @@ def _build_with(layout: Layout, embedder, cache, progress, notify, *, rebuild: b
     if applied:
         mark = applied
         _write_manifests(layout, embedder, mark, rec, lex, vec)
+    elif mark:  # nothing new: still write the columns file a store of this size lacks
+        manifest = read_manifest(layout.manifest_path("records")) or {}
+        columns.refresh(layout, rec, mark, [manifest.get("anchor")])
     return (rec, lex, vec), mark, applied
 
 
@@ -373,6 +378,7 @@ def _write_manifests(layout: Layout, embedder, mark: int, rec, lex, vec) -> None
             "count": {"records": rec.count, "lexical": lex.count, "vectors": vec.__len__}[name](),
             "files": file_list(layout, name, previous[name]),
         })
+    columns.refresh(layout, rec, mark, [anchor])
 
 
 def refresh(ix: Indexes, layout: Layout, config, cache_dir: Path | None, *, notify=None) -> Indexes:
@@ -498,9 +504,15 @@ def _apply(events: list[dict], mark: int, rec, lex, vec, embedder, cache, progre
     touched = records.touched(rec, events) if mark else []
     before = rec.get(touched) if mark else {}
     state = fold(events, State(memories=dict(before), seq=mark))
-    changed = sorted((m for mid, m in state.memories.items() if before.get(mid) != m),
+    named: dict[str, list[int]] = {}  # the events each record is named by (what `show` lists)
+    for e in events:
+        for i in touched_ids(e):
+            named.setdefault(i, []).append(e["seq"])
+    history = rec.events_of([i for i in named if i in before]) if mark else {}
+    changed = sorted((m for mid, m in state.memories.items() if before.get(mid) != m or mid in named),
                      key=lambda m: (m.seq, m.id))
-    rec.put(changed)
+    rec.put(changed, {m.id: sorted({*history.get(m.id, ()), *named.get(m.id, ())}) for m in changed})  # (a chunk
+    # applied again after a crash before its manifest names its events once)
     # Text and cues are indexed as the record was created: a later event may reword a
     # derived record (a policy's support grows), and an incremental build and a rebuild
     # from the log must still index the same documents.

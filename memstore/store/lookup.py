@@ -11,7 +11,7 @@ from __future__ import annotations
 import mmap
 import re
 
-from ..codec import dumps
+from ..codec import JSONDecodeError, dumps, loads
 from ..schema import CREATING
 from .layout import Layout
 from .log import log_files, well_formed
@@ -182,3 +182,78 @@ def scanned_events(layout: Layout, pattern: bytes, keep) -> list[dict] | None:
         events.append(event)
         last = event["seq"]
     return events
+
+
+def _start(buf, pos: int) -> int:
+    """Where the first line starting at or after ``pos`` starts (len(buf): none)."""
+    if pos == 0 or buf[pos - 1] == 0x0A:
+        return pos
+    j = buf.find(b"\n", pos)
+    return j + 1 if j >= 0 else len(buf)
+
+
+def _seq_of(line: bytes) -> int | None:
+    try:
+        event = loads(line)
+    except JSONDecodeError:
+        return None
+    seq = event.get("seq") if isinstance(event, dict) else None
+    return seq if type(seq) is int else None
+
+
+def _bisect(buf, target: int) -> bytes | None:
+    """The line of ``buf`` with seq ``target``, found by bisecting on the lines' seqs (they rise
+    through the log); None when it is not where the order says, or a line probed is not an
+    event."""
+    lo, hi = 0, len(buf)  # lines starting before lo hold smaller seqs; those from hi on, not smaller
+    while lo < hi:
+        s = _start(buf, (lo + hi) // 2)
+        if s >= hi:
+            s = _start(buf, lo)
+            if s >= hi:
+                break
+        e = buf.find(b"\n", s)
+        if e < 0:  # a torn final fragment: not a line
+            hi = s
+            continue
+        seq = _seq_of(buf[s:e])
+        if seq is None:
+            return None
+        if seq < target:
+            lo = e + 1
+        else:
+            hi = s
+    e = buf.find(b"\n", hi)
+    if hi >= len(buf) or e < 0:
+        return None
+    line = buf[hi:e]
+    return line if _seq_of(line) == target else None
+
+
+def lines_at(layout: Layout, seqs: list[int]) -> list[bytes] | None:
+    """The log lines holding these seqs, in the order given: each found by bisecting its
+    partition (a few reads, whatever the log's size). None when one is not found where the
+    order of seqs says (a damaged or edited line): the caller scans instead."""
+    files = []
+    try:
+        for path in log_files(layout):
+            buf = _mapped(path)
+            if buf is None:
+                continue
+            end = buf.find(b"\n")
+            first = _seq_of(buf[:end]) if end >= 0 else None
+            if first is None:
+                buf.close()
+                return None
+            files.append((first, buf))
+        found = []
+        for q in seqs:
+            inside = [buf for first, buf in files if first <= q]
+            line = _bisect(inside[-1], q) if inside else None
+            if line is None:
+                return None
+            found.append(line)
+        return found
+    finally:
+        for _first, buf in files:
+            buf.close()

@@ -222,6 +222,11 @@ def check_indexes(layout: Layout, manifests, expected, counts, fold: Fold, repor
             if problem:
                 report.findings.append(Finding(layout.manifest_path(name), 0, f"{problem}; --repair "
                                                "rebuilds the indexes from the log", "index", "rebuild"))
+    from ..index import columns
+
+    if not differ and (why := columns.problem(layout, mark)):
+        report.findings.append(Finding(columns.path_of(layout), 0, f"the records' columns file {why}; "
+                                       "--repair rebuilds the indexes from the log", "index", "rebuild"))
     if mark < head:
         report.notes.append(Finding(layout.index_dir, 0, f"indexes are {head - mark} event(s) behind the log "
                                     f"(seq {mark} of {head}); the next read catches them up", "index"))

@@ -1,0 +1,71 @@
+"""`lookup.lines_at`: log lines found by seq, by bisecting the partitions (what `show` reads
+for the events the records index names). It must give exactly the lines holding the seqs
+asked for, or None (the caller scans) — never another line."""
+
+from __future__ import annotations
+
+import json
+import tempfile
+from pathlib import Path
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from memstore.store.layout import Layout
+from memstore.store.lookup import lines_at
+
+
+def _line(seq: int, pad: int) -> bytes:
+    return json.dumps({"at": "2026-01-01T00:00:00Z", "op": "touch", "pad": "x" * pad, "seq": seq},
+                      separators=(",", ":"), sort_keys=True).encode()
+
+
+def _write(root: Path, parts: list[list[bytes]], torn: bytes = b"") -> Layout:
+    log = root / "log"
+    log.mkdir(parents=True)
+    for i, lines in enumerate(parts):
+        data = b"".join(line + b"\n" for line in lines)
+        if i == len(parts) - 1:
+            data += torn
+        (log / f"2026-{i + 1:02d}.jsonl").write_bytes(data)
+    return Layout(root)
+
+
+@settings(max_examples=60, deadline=None)
+@given(pads=st.lists(st.integers(0, 300), min_size=1, max_size=120), cuts=st.lists(st.integers(1, 119), max_size=3),
+       ask=st.lists(st.integers(0, 119), max_size=12), torn=st.booleans())
+def test_every_seq_is_found_in_a_regular_log(pads, cuts, ask, torn):
+    lines = [_line(i + 1, pad) for i, pad in enumerate(pads)]
+    bounds = sorted({c for c in cuts if c < len(lines)})
+    parts = [lines[a:b] for a, b in zip([0, *bounds], [*bounds, len(lines)], strict=True)]
+    seqs = sorted({a % len(lines) + 1 for a in ask})
+    with tempfile.TemporaryDirectory() as d:
+        layout = _write(Path(d), parts, b'{"seq": 99' if torn else b"")
+        assert lines_at(layout, seqs) == [lines[q - 1] for q in seqs]
+        assert lines_at(layout, [len(lines) + 1]) is None  # not written yet
+
+
+@settings(max_examples=60, deadline=None)
+@given(pads=st.lists(st.integers(0, 200), min_size=2, max_size=80), bad=st.integers(0, 79),
+       ask=st.lists(st.integers(0, 79), min_size=1, max_size=8),
+       damage=st.sampled_from([b"", b"not json", b'{"seq": "7"}', b"[1, 2]"]))
+def test_a_damaged_log_gives_the_right_lines_or_none(pads, bad, ask, damage):
+    lines = [_line(i + 1, pad) for i, pad in enumerate(pads)]
+    bad %= len(lines)
+    written = [*lines[:bad], damage, *lines[bad + 1:]]
+    seqs = sorted({a % len(lines) + 1 for a in ask})
+    with tempfile.TemporaryDirectory() as d:
+        found = lines_at(_write(Path(d), [written]), seqs)
+    if bad + 1 in seqs:
+        assert found is None
+    elif found is not None:
+        assert found == [lines[q - 1] for q in seqs]
+
+
+def test_a_gap_or_an_edited_seq_is_none_not_a_neighbour(tmp_path):
+    lines = [_line(q, 10) for q in (1, 2, 3, 5, 6, 4, 7)]  # 4 lost, then a stray 4 after 6
+    layout = _write(tmp_path, [lines])
+    assert lines_at(layout, [1, 2, 3, 5, 7]) == [lines[0], lines[1], lines[2], lines[3], lines[6]]
+    assert lines_at(layout, [4]) is None or lines_at(layout, [4]) == [lines[5]]
+    assert lines_at(layout, [8]) is None
+    assert lines_at(Layout(tmp_path / "none"), [1]) is None
