@@ -284,3 +284,20 @@ def test_a_model_year_is_not_a_time():
 @pytest.mark.parametrize("text", ["I passed the exam!", "We sold 40 licenses to Acme.", "Passed the audit on Friday."])
 def test_passing_or_selling_something_unnamed_as_ones_own_replaces_nothing(text):
     assert frame(text).replaced == frozenset()
+
+
+@pytest.mark.parametrize("text, also", [
+    ("I like green tea too.", True), ("Ken plays the cello too now", True), ("me too", True),
+    ("Quit the choir, too much going on at work", False), ("the gym got way too pricey so I cancelled", False),
+    ("It is too late to book the hall", False),
+])
+def test_too_says_also_only_where_it_ends_a_clause(text, also):
+    assert frame(text).also is also
+
+
+def test_a_japanese_time_word_is_when_not_what_the_text_is_about():
+    """「来月から駐輪場の利用料が」 is about the fee, as 「駐輪場の利用料は」 is: not another
+    thing of one sort because the newer one names a month."""
+    new, old = "来月から駐輪場の利用料が月500円になる。", "駐輪場の利用料は月300円。"
+    assert frame(new).topic == frame(old).topic == ("駐輪場", "利用料")
+    assert signal(old, new) is not None

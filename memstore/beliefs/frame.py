@@ -294,6 +294,8 @@ def _topic(text: str) -> tuple[str, ...]:
     statement is about the thing it acts on ("we scaled the analytics cluster down")."""
     clause = _CLAUSE.split(text.strip(), 1)[0]
     if re.search(f"[{CJK_CLASS}]", clause):
+        # 「来月から管理費が」: a time word and its particle are when, not what the text is about
+        clause = re.sub(r"^\s*(?:から|より|以降|まで|に|の|は|、)?\s*", "", _strip(clause, _time_spans(clause)))
         m = _JA_TOPIC.match(clause)
         return _ordered(m.group(1) if m else "")
     tokens = _strip(clause, _marker_spans(clause) + _time_spans(clause)).split()  # "anymore", "every day"

@@ -104,7 +104,10 @@ _ONE_OFF = re.compile(r"(?<!from )(?<!starting )(?<!since )(?<!as of )(?<!effect
 
 
 # Words that only say "also": a second value that does not replace the first.
-_ALSO = re.compile(r"\b(?:also|too|as well|another|plus|in addition|besides)\b"
+# "too" says "also" where it ends a clause ("I like tea too"), not before what it qualifies
+# ("too much going on", "got way too pricey": more than enough)
+_ALSO = re.compile(r"\b(?:also|too(?=\s*(?:[.,;:!?)\]]|$|(?:and|but|so|now|lol)\b))|as well|another|plus|"
+                   r"in addition|besides)\b"
                    r"|も(?:よく|また|たまに|時々)?(?:好き|飲|食|使|行|する|やる|して|読|始め|習|書け|でき|話せ|弾け)"
                    r"|に加えて|のほかに|の他に|以外にも", _I)
 

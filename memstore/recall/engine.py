@@ -266,6 +266,7 @@ def _recall(req: Request, ix, *, now: str, config) -> dict:
                         "status_factor": round(lift, 4), "context": records[of].id}
     order = sorted(scored, key=lambda s: (-scored[s], s))[: req.k * 3]
     vecs = _vectors(ix, order)
+    newer: dict[int, int] = {}  # {older: what updates it}: diversity never puts the older first
     if req.as_of is None:
         floor = lambda a, b: update_cosine(config, ix.embedder, a, b)  # noqa: E731
         stale, changed = _stale([records[s] for s in order[: req.k * 2]], vecs, floor)
@@ -274,6 +275,8 @@ def _recall(req: Request, ix, *, now: str, config) -> dict:
         # a chain carries it to the newest; then the older one is halved
         for seq in sorted(stale, key=lambda s: (records[s].recorded_at, s)):
             by, _why, lift = stale[seq]
+            if lift:
+                newer[seq] = by
             if lift and scored[by] < scored[seq]:
                 scored[by] = scored[seq]
                 if req.explain:
@@ -292,13 +295,14 @@ def _recall(req: Request, ix, *, now: str, config) -> dict:
             if scored[old] * NEAR <= scored[new] <= scored[old]:
                 scored[new], scored[old] = scored[old], scored[old] * AFTER
                 swapped.append((old, new))
+                newer[old] = new
                 if req.explain:
                     why[old]["stale"] = f"perhaps changed by {records[new].id} (same topic, newer)"
         for old, new in reversed(swapped):  # a chain reads newest first
             scored[old] = min(scored[old], scored[new] * AFTER)
         order.sort(key=lambda s: (-scored[s], s))
     lam = max(rc["mmr_lambda"], EVERY_LAMBDA) if shape.every else rc["mmr_lambda"]
-    picked = fuse.mmr(order, scored, vecs, req.k, lam, _redundancy_floor(ix, config))
+    picked = fuse.mmr(order, scored, vecs, req.k, lam, _redundancy_floor(ix, config), newer)
     if shape.parts:
         picked = _cover_parts(picked, scored, voices, len(shape.parts), req.k)
     results = []

@@ -19,7 +19,7 @@ def rrf(voices: dict[str, list[int]], weights: dict[str, float], k: int,
 
 
 def mmr(order: list[int], scores: dict[int, float], vectors: dict[int, object], k: int,
-        lam: float, floor: float = 0.0) -> list[int]:
+        lam: float, floor: float = 0.0, newer: dict[int, int] | None = None) -> list[int]:
     """Pick k items maximising lam*relevance - (1-lam)*redundancy with those picked.
 
     Relevance is the score scaled to [0, 1]. Redundancy is the cosine rescaled so
@@ -27,7 +27,9 @@ def mmr(order: list[int], scores: dict[int, float], vectors: dict[int, object], 
     counts as 0 and identity as 1: retrieval models put most pairs of related texts
     above 0.8, where raw cosine cannot tell a paraphrase from a neighbour. Items
     without a vector count as dissimilar to everything. Ties keep the input order,
-    so the result is stable.
+    so the result is stable. ``newer``: {item: the item that updates it}; an item is never
+    picked while what updates it is still there to pick (that one is picked in its place:
+    the two are near-paraphrases, and redundancy would otherwise push the newer one down).
     """
     if not order:
         return []
@@ -41,6 +43,10 @@ def mmr(order: list[int], scores: dict[int, float], vectors: dict[int, object], 
             value = lam * scores[s] / top - (1 - lam) * redundancy[s]
             if best_value is None or value > best_value + 1e-12:
                 best, best_value = s, value
+        seen = {best}
+        while newer and newer.get(best) in remaining and newer[best] not in seen:
+            best = newer[best]
+            seen.add(best)
         picked.append(best)
         remaining.remove(best)
         vb = vectors.get(best)
