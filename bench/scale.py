@@ -76,12 +76,19 @@ def measure(argv: list[str], env: dict, timeout: float) -> dict:
         wall = time.perf_counter() - t
         timer.cancel()
         p.returncode = os.waitstatus_to_exitcode(status)
+        # count the output in blocks: a child's peak RSS starts at what this process holds when
+        # it forks (Linux carries the forked image's high-water mark across exec), so a million
+        # lines read here at once would show in every later command's figure
         out.seek(0)
-        text = out.read().decode("utf-8", "replace")
+        lines, tail = 0, b""
+        while block := out.read(1 << 20):
+            lines += block.count(b"\n")
+            tail = (tail + block)[-2000:]
+        text = tail.decode("utf-8", "replace")
         err.seek(0)
         errtext = err.read().decode("utf-8", "replace").strip()
     r = {"argv": argv, "wall_s": wall, "cpu_s": ru.ru_utime + ru.ru_stime, "rss_mb": ru.ru_maxrss / 1024, "rc": p.returncode,
-         "timed_out": bool(killed), "lines": text.count("\n"), "stdout_tail": text[-2000:]}
+         "timed_out": bool(killed), "lines": lines, "stdout_tail": text}
     if errtext and (p.returncode not in (0, 3) or killed):
         r["error"] = errtext.splitlines()[-1][:300]
     return r

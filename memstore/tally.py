@@ -64,18 +64,18 @@ class Columns:
         import numpy as np
 
         self.current = current
-        cols, overlay = current.columns()
+        full, overlay = current.columns()
         self.overlay = list(overlay.values())
-        if cols and self.overlay:  # (no copy of a million rows when the log added nothing)
-            keep = ~np.isin(cols["seq"], np.array([m.seq for m in self.overlay], dtype=np.int64))
-            cols = {k: v[keep] for k, v in cols.items()}
-        self.cols = cols
-        code = cols["codes"] if cols else np.zeros(0, dtype=np.int64)
+        at = None  # the rows kept, as positions in ``full`` (None: all of them)
+        if full and self.overlay:  # positions, not a copy of every column of a million rows
+            at = np.flatnonzero(~np.isin(full["seq"], np.array([m.seq for m in self.overlay], dtype=np.int64)))
+        self.cols = _Kept(full, at)
+        code = self.cols["codes"] if full else np.zeros(0, dtype=np.int64)
         # small integers (a million rows: 1 MB a column, not 8)
         self.status, self.tier = (code & 0xF).astype(np.uint8), (code >> 4 & 0xF).astype(np.uint8)
         self.level, self.kind = (code >> 8 & 0xF).astype(np.uint8), (code >> 12 & 0xFF).astype(np.uint8)
         self.conflicts = (code >> 20 & 0xFFFF).astype(np.uint16)
-        self.seq = cols["seq"] if cols else np.zeros(0, dtype=np.int64)
+        self.seq = self.cols["seq"] if full else np.zeros(0, dtype=np.int64)
 
     def __len__(self) -> int:
         return len(self.seq)
@@ -111,17 +111,18 @@ class Columns:
         import numpy as np
 
         c, cfg = self.cols, config["salience"]
-        axes = [c[f"a_{a}"][part] for a in AXES]
+        part = c.positions(part)  # positions in the full columns
+        axes = [c.full[f"a_{a}"][part] for a in AXES]
         threshold = cfg["protect_threshold"]
         protected = (axes[AXES.index("risk")] >= threshold) | (axes[AXES.index("importance")] >= threshold)
-        days = np.maximum((t - c["used"][part]) / 86400.0, 0.0)
+        days = np.maximum((t - c.full["used"][part]) / 86400.0, 0.0)
         table = np.array(_half_lives(cfg), dtype=np.float64)
-        kinds = self.kind[part]
+        kinds = (c.full["codes"][part] >> 12 & 0xFF)
         total = np.zeros(len(days))
         for i, a in enumerate(AXES):  # the order of effective's sum, axis by axis
             w = cfg["weights"][a]
             total = total + np.where(protected, w * axes[i], w * axes[i] * 0.5 ** (days / table[kinds, i]))
-        raw = total * (0.6 + 0.4 * c["confidence"][part]) * (1.0 + np.log1p(c["recalls"][part]))
+        raw = total * (0.6 + 0.4 * c.full["confidence"][part]) * (1.0 + np.log1p(c.full["recalls"][part]))
         value = np.minimum(1.0, raw)
         floored = axes[AXES.index("importance")] >= cfg["floor_importance"]
         value = np.where(floored, np.maximum(value, cfg["importance_floor"]), value)
@@ -129,6 +130,25 @@ class Columns:
         unsure = ((np.abs(scaled - np.floor(scaled) - 0.5) < 1e-3) | (np.abs(raw - 1.0) < 1e-9)
                   | (floored & (np.abs(np.minimum(1.0, raw) - cfg["importance_floor"]) < 1e-9)))
         return np.round(value, 6), unsure
+
+
+class _Kept:
+    """Columns less the rows an overlay replaces, read without copying a million rows: a
+    column asked for by name is the kept rows' copy; ``full`` and ``positions`` let a block
+    of kept rows be read from the full columns directly."""
+
+    def __init__(self, full: dict, at):
+        self.full, self.at = full, at
+
+    def __bool__(self) -> bool:
+        return bool(self.full)
+
+    def __getitem__(self, name: str):
+        column = self.full[name]
+        return column if self.at is None else column[self.at]
+
+    def positions(self, part):
+        return part if self.at is None else self.at[part]
 
 
 def tally_current(current, now: str, config) -> dict:
