@@ -133,6 +133,42 @@ def test_show_reads_only_the_lines_its_record_names(stores, monkeypatch):
     assert any(len(json.loads(out)["events"]) > 2 for _code, out, _err in want.values())
 
 
+def test_show_after_the_index_applied_what_changes_records_it_does_not_name(tmp_path, stores):
+    """A resolve brings back abstractions and a forget closes other records' conflicts: events
+    that change records they do not name. Once the index has applied them, those records
+    keep every event that did name them."""
+    store, bare = stores
+    copy = tmp_path / "c"
+    shutil.copytree(store, copy)
+    assert _run(copy, "index", "--now", _day(101))[0] == 0
+    from memstore.index.current import open_current
+    from memstore.store.layout import Layout
+
+    assert not open_current(Layout(copy)).overlay  # all applied
+    for mid in _ids(bare):
+        assert _run(copy, "show", mid, "--json", "--now", _day(101)) == _run(bare, "show", mid, "--json", "--now", _day(101)), mid
+
+
+def test_a_record_a_forget_changes_without_naming_it_keeps_its_events(tmp_path):
+    """Forgetting one side of an open conflict closes it on the other side, which the forget
+    event does not name: once indexed, the other side still lists its own events."""
+    store = make_store(tmp_path / "s")
+    for day, text in ((1, "We deploy on Fridays"), (2, "We never deploy on Fridays")):
+        row = {"text": text, "subject": "deploys", "kind": "decision"}
+        assert _run(store, "remember", "--jsonl", "-", "--now", _day(day), stdin=json.dumps(row).encode())[0] == 0
+    assert _run(store, "consolidate", "--now", _day(3))[0] == 0
+    code, out, err = _run(store, "conflicts", "--json")
+    conflict = json.loads(out)["conflicts"][0]
+    assert _run(store, "index", "--now", _day(3))[0] == 0
+    assert _run(store, "forget", conflict["old"], "--now", _day(4))[0] == 0
+    assert _run(store, "index", "--now", _day(4))[0] == 0
+    bare = tmp_path / "bare"
+    shutil.copytree(store, bare, ignore=shutil.ignore_patterns("index"))
+    fast = _run(store, "show", conflict["new"], "--json", "--now", _day(5))
+    assert fast == _run(bare, "show", conflict["new"], "--json", "--now", _day(5))
+    assert [e["op"] for e in json.loads(fast[1])["events"]][:2] == ["remember", "conflict"]
+
+
 def test_show_falls_back_when_a_line_it_names_is_damaged(tmp_path, stores):
     """A line the index names that is no longer that event (edited, garbled): the scan and the
     fold's rules answer, as without the index."""

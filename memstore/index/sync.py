@@ -508,9 +508,11 @@ def _apply(events: list[dict], mark: int, rec, lex, vec, embedder, cache, progre
     for e in events:
         for i in touched_ids(e):
             named.setdefault(i, []).append(e["seq"])
-    history = rec.events_of([i for i in named if i in before]) if mark else {}
     changed = sorted((m for mid, m in state.memories.items() if before.get(mid) != m or mid in named),
                      key=lambda m: (m.seq, m.id))
+    # every replaced document keeps its events, named in this chunk or not (a forget changes
+    # the other side of its conflicts without naming it)
+    history = rec.events_of([m.id for m in changed if m.id in before]) if mark else {}
     rec.put(changed, {m.id: sorted({*history.get(m.id, ()), *named.get(m.id, ())}) for m in changed})  # (a chunk
     # applied again after a crash before its manifest names its events once)
     # Text and cues are indexed as the record was created: a later event may reword a
