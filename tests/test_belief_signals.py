@@ -301,3 +301,23 @@ def test_a_japanese_time_word_is_when_not_what_the_text_is_about():
     new, old = "来月から駐輪場の利用料が月500円になる。", "駐輪場の利用料は月300円。"
     assert frame(new).topic == frame(old).topic == ("駐輪場", "利用料")
     assert signal(old, new) is not None
+
+
+@pytest.mark.parametrize("old, new", [
+    ("The api gateway runs in us-east-1.", "Deployed a second api gateway instance in eu-west-1 for EU traffic."),
+    ("We keep the backups on the NAS.", "Added an additional copy of the backups on S3."),
+])
+def test_a_second_one_is_an_addition(old, new):
+    assert frame(new).also and signal(old, new) is None and relation(old, new) is None
+
+
+@pytest.mark.parametrize("old, new", [
+    ("The library closes at 8pm.", "The library closes at 5pm tonight only, staff training."),
+    ("Standup is at 9:30.", "Only this Thursday, standup is at 11 because of the offsite."),
+    ("学童のお迎えは18時まで。", "来週の金曜だけ、学童は16時お迎えです。"),
+    ("家賃は27日に引き落とし。", "今月だけ、27日が日曜なので家賃は28日に引き落とし。"),
+])
+def test_an_occasion_said_to_be_the_only_one_changes_nothing(old, new):
+    """Not only a recurring practice: any statement has exceptions said as such."""
+    assert signal(old, new) is None and relation(old, new) is None
+

@@ -98,6 +98,10 @@ _JA_TOPIC = re.compile(r"^(.{1,20}?)(?:は|が|、)")
 
 # One occasion of a recurring practice ("this week", 「今週は」) is an exception, not a new
 # rule; "from this week", 「今月から」 start one.
+# An occasion said to be the only one ("tonight only", 「来週の水曜だけ」, 「今月だけ」): an exception
+# to whatever the older text says, practice or not.
+_ONLY_ONCE = re.compile(r"\b(?:only|just)\s+(?:this|next|today|tonight)\b|\b(?:today|tonight|this \w+|next \w+)"
+                        r"\s+only\b|(?:今週|今日|今回|来週|先週|今月|今度|今夜|今晩|明日)[^。、,.]{0,8}(?:だけ|のみ|限り)", _I)
 _ONE_OFF = re.compile(r"(?<!from )(?<!starting )(?<!since )(?<!as of )(?<!effective )"
                       r"\b(?:this|next|last) (?:week|weekend|month|time)\b|\btoday\b|\btonight\b"
                       r"|(?:今週|今日|今回|来週|先週|今月|今度)(?!から|以降|より)", _I)
@@ -107,7 +111,7 @@ _ONE_OFF = re.compile(r"(?<!from )(?<!starting )(?<!since )(?<!as of )(?<!effect
 # "too" says "also" where it ends a clause ("I like tea too"), not before what it qualifies
 # ("too much going on", "got way too pricey": more than enough)
 _ALSO = re.compile(r"\b(?:also|too(?=\s*(?:[.,;:!?)\]]|$|(?:and|but|so|now|lol)\b))|as well|another|plus|"
-                   r"in addition|besides)\b"
+                   r"in addition|besides|a second|one more|an additional|an extra)\b"
                    r"|も(?:よく|また|たまに|時々)?(?:好き|飲|食|使|行|する|やる|して|読|始め|習|書け|でき|話せ|弾け)"
                    r"|に加えて|のほかに|の他に|以外にも", _I)
 

@@ -8,7 +8,7 @@ from dataclasses import dataclass, replace
 from functools import lru_cache
 
 from .frame import Frame, _concept, _holders_agree, _people, _stem, frame
-from .lexicon import _I, _ONE_OFF, _TENTATIVE
+from .lexicon import _I, _ONE_OFF, _ONLY_ONCE, _TENTATIVE
 
 
 @dataclass(frozen=True, slots=True)
@@ -23,7 +23,7 @@ def relation(old: str, new: str) -> Verdict | None:
     if _tentative(new):
         return None  # a proposal, a question or a supposition changes no belief
     a, b = frame(old), _fresh(frame(old), frame(new))
-    if a.recurring and _hedges(new)[1] and not b.markers & {"stop", "cancel", "end"}:
+    if ((a.recurring and _hedges(new)[1]) or _ONLY_ONCE.search(new)) and not b.markers & {"stop", "cancel", "end"}:
         return None  # "this week it's on Sunday": one occasion of the practice, not a new rule
     if not _holders_agree(a.holder, b.holder):
         return _role_holder(a, b)
@@ -105,8 +105,8 @@ def signal(old: str, new: str) -> str | None:
     holds, once = _hedges(new)
     if holds or b.also:
         return None  # said again, proposed or supposed, or added to: the old belief holds
-    if a.recurring and once:
-        return None  # "trash is a day late this week": one occasion, not a new rule
+    if (a.recurring and once) or _ONLY_ONCE.search(new):
+        return None  # "trash is a day late this week", 「来週の水曜だけ」: one occasion, not a new rule
     # a new value of the same sort: "OPS-1423" is not replaced by "70%"
     values_differ = bool(a.values and b.values and a.values != b.values
                          and {_sort(v) for v in a.values} & {_sort(v) for v in b.values})
