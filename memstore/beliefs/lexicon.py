@@ -98,13 +98,14 @@ _JA_TOPIC = re.compile(r"^(.{1,20}?)(?:は|が|、)")
 
 # One occasion of a recurring practice ("this week", 「今週は」) is an exception, not a new
 # rule; "from this week", 「今月から」 start one.
-# An occasion said to be the only one ("tonight only", 「来週の水曜だけ」, 「今月だけ」): an exception
-# to whatever the older text says, practice or not.
-_ONLY_ONCE = re.compile(r"\b(?:only|just)\s+(?:this|next|today|tonight)\b|\b(?:today|tonight|this \w+|next \w+)"
-                        r"\s+only\b|(?:今週|今日|今回|来週|先週|今月|今度|今夜|今晩|明日)[^。、,.]{0,8}(?:だけ|のみ|限り)", _I)
 _ONE_OFF = re.compile(r"(?<!from )(?<!starting )(?<!since )(?<!as of )(?<!effective )"
                       r"\b(?:this|next|last) (?:week|weekend|month|time)\b|\btoday\b|\btonight\b"
                       r"|(?:今週|今日|今回|来週|先週|今月|今度)(?!から|以降|より)", _I)
+# An occasion said to be the only one ("tonight only", 「来週の水曜だけ」, 「今月だけ」): an exception
+# to whatever the older text says, practice or not.
+_ONLY_ONCE = re.compile(r"\b(?:only|just)\s+(?:this|next|today|tonight|tomorrow)\b"
+                        r"|\b(?:today|tonight|tomorrow|this \w+|next \w+)\s+only\b"
+                        r"|(?:今週|今日|今回|来週|先週|今月|今度|今夜|今晩|明日)[^。、,.]{0,8}(?:だけ|のみ|限り)", _I)
 
 
 # Words that only say "also": a second value that does not replace the first.
