@@ -14,7 +14,7 @@ Layout: one line of canonical JSON (format, watermark, anchor, rows, fields, sha
 rest), then each field's column in turn, the rows in seq order, little-endian. A float
 column with at most 65,535 distinct values (salience axes and confidence take a few dozen)
 is its sorted distinct values (8 bytes each) then one 2-byte index a row: a million rows take
-~60 MB, not 112, and every value reads back bit for bit. ``fields`` gives each column's
+~60 MB, not 112, and every value reads back as the same number. ``fields`` gives each column's
 name, type and table length (0: 8 bytes a row).
 """
 
