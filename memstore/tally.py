@@ -73,7 +73,7 @@ class Columns:
         code = self.cols["codes"] if full else np.zeros(0, dtype=np.int64)
         # small integers (a million rows: 1 MB a column, not 8)
         self.status, self.tier = (code & 0xF).astype(np.uint8), (code >> 4 & 0xF).astype(np.uint8)
-        self.level, self.kind = (code >> 8 & 0xF).astype(np.uint8), (code >> 12 & 0xFF).astype(np.uint8)
+        self.level = (code >> 8 & 0xF).astype(np.uint8)  # (kinds: read per block, from the codes)
         self.conflicts = (code >> 20 & 0xFFFF).astype(np.uint16)
         self.seq = self.cols["seq"] if full else np.zeros(0, dtype=np.int64)
 

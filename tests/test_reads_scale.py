@@ -134,9 +134,9 @@ def test_show_reads_only_the_lines_its_record_names(stores, monkeypatch):
 
 
 def test_show_after_the_index_applied_what_changes_records_it_does_not_name(tmp_path, stores):
-    """A resolve brings back abstractions and a forget closes other records' conflicts: events
-    that change records they do not name. Once the index has applied them, those records
-    keep every event that did name them."""
+    """Once the index has applied the whole log (its tail's merges, resolve and forget
+    included), `show` answers from the index's event lists alone and equals the fold for every
+    record. (A record changed by an event that does not name it: the next test.)"""
     store, bare = stores
     copy = tmp_path / "c"
     shutil.copytree(store, copy)

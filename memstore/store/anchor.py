@@ -21,10 +21,9 @@ import os
 from collections.abc import Iterator
 from pathlib import Path
 
-from ..codec import JSONDecodeError, loads
 from .fs import sha256_file
 from .layout import LOG_NAME, Layout
-from .log import log_files
+from .log import line_seq, log_files
 
 _CHUNK = 1 << 16
 
@@ -101,7 +100,7 @@ def _find(layout: Layout, seq: int) -> dict | None:
     for path in reversed(log_files(layout)):
         try:
             for start, line in _lines_backward(path):
-                got = _seq(line)
+                got = line_seq(line)
                 if got == seq:
                     return {"seq": seq, "file": path.name, "start": start, "length": len(line),
                             "sha256": hashlib.sha256(line).hexdigest()}
@@ -182,13 +181,5 @@ def _at(layout: Layout, anchor: dict, seq: int) -> bool:
     except OSError:
         return False
     return (line[-1:] == b"\n" and hashlib.sha256(line[:-1]).hexdigest() == anchor.get("sha256")
-            and _seq(line[:-1]) == seq)
+            and line_seq(line[:-1]) == seq)
 
-
-def _seq(line: bytes) -> int | None:
-    try:
-        event = loads(line)
-    except JSONDecodeError:
-        return None
-    seq = event.get("seq") if isinstance(event, dict) else None
-    return seq if type(seq) is int else None

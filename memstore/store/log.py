@@ -135,6 +135,17 @@ def well_formed(line: bytes) -> dict | None:
     return event if event_problem(event) is None else None
 
 
+def line_seq(line: bytes) -> int | None:
+    """The seq a log line claims, without checking the rest of the event (None: not JSON, or
+    no integer seq): cheap enough for probing a log by position (anchors, ``lookup.lines_at``)."""
+    try:
+        event = loads(line)
+    except JSONDecodeError:
+        return None
+    seq = event.get("seq") if isinstance(event, dict) else None
+    return seq if type(seq) is int else None
+
+
 def _last_event(path: Path, skip: int = 0) -> dict | None:
     """The last well-formed event of a file, not counting its last ``skip`` complete lines
     (for a damaged tail: slow, rare)."""

@@ -11,10 +11,10 @@ from __future__ import annotations
 import mmap
 import re
 
-from ..codec import JSONDecodeError, dumps, loads
+from ..codec import dumps
 from ..schema import CREATING
 from .layout import Layout
-from .log import log_files, well_formed
+from .log import line_seq, log_files, well_formed
 
 _ID = re.compile(rb'"id":"(m[0-9a-f]{15})"')
 
@@ -192,15 +192,6 @@ def _start(buf, pos: int) -> int:
     return j + 1 if j >= 0 else len(buf)
 
 
-def _seq_of(line: bytes) -> int | None:
-    try:
-        event = loads(line)
-    except JSONDecodeError:
-        return None
-    seq = event.get("seq") if isinstance(event, dict) else None
-    return seq if type(seq) is int else None
-
-
 def _bisect(buf, target: int) -> bytes | None:
     """The line of ``buf`` with seq ``target``, found by bisecting on the lines' seqs (they rise
     through the log); None when it is not where the order says, or a line probed is not an
@@ -216,7 +207,7 @@ def _bisect(buf, target: int) -> bytes | None:
         if e < 0:  # a torn final fragment: not a line
             hi = s
             continue
-        seq = _seq_of(buf[s:e])
+        seq = line_seq(buf[s:e])
         if seq is None:
             return None
         if seq < target:
@@ -227,7 +218,7 @@ def _bisect(buf, target: int) -> bytes | None:
     if hi >= len(buf) or e < 0:
         return None
     line = buf[hi:e]
-    return line if _seq_of(line) == target else None
+    return line if line_seq(line) == target else None
 
 
 def lines_at(layout: Layout, seqs: list[int]) -> list[bytes] | None:
@@ -241,7 +232,7 @@ def lines_at(layout: Layout, seqs: list[int]) -> list[bytes] | None:
             if buf is None:
                 continue
             end = buf.find(b"\n")
-            first = _seq_of(buf[:end]) if end >= 0 else None
+            first = line_seq(buf[:end]) if end >= 0 else None
             if first is None:
                 buf.close()
                 return None
