@@ -56,7 +56,10 @@ def run_stage(name: str, *, now: str | None, json: bool, dry_run: bool, embedder
         pool = EmbedPool(inner, jobs)
         kw["embedder"] = CachedEmbedder(pool, EmbeddingCache(cache_dir(), inner.name, inner.dim))
         if name == "consolidate":
+            from memstore.index.keycache import KeyCache
+
             kw["mapper"] = pool.map  # its update keys and frames go to the same workers
+            kw["keyer"] = KeyCache(cache_dir()).keys  # and keys derived once are kept
     try:
         done = getattr(writes, name)(e.layout, now=e.now, config=e.config, dry_run=dry_run, **kw)
     finally:

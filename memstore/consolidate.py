@@ -48,6 +48,7 @@ from .fold import RETIRED, apply_stage
 from .model import AXES, EPISODIC_KINDS, Memory, normalize_text
 from .remember import reinforce_step
 from .salience import composite
+from .state import State
 from .timeutil import ts_after
 
 REINFORCE, ADD, UPDATE, CONFLICT = "reinforce", "add", "update", "conflict"
@@ -131,8 +132,9 @@ class _Memo:
       since, decides nothing again).
     """
 
-    def __init__(self, mapper=map):
+    def __init__(self, mapper=map, keyer=None):
         self.mapper = mapper  # where keys and frames are computed: map, or worker processes
+        self.keyer = keyer  # where update keys are looked up first (Postings), or None
         self.postings: Postings | None = None
         self.alive = None  # the round's pool, as positions of the postings' pool
         self.candidates: dict[str, list[str]] = {}  # id -> its long ranking (ids)
@@ -195,10 +197,12 @@ def _near_duplicates(s, now: str, config, embedder, memo: _Memo) -> list[dict]:
             key = (m.domain or "", m.subject)
             if redo is None or key in redo:
                 groups.setdefault(key, []).append(m)
+    groups = {k: g for k, g in groups.items() if len(g) >= 2 and any(_fresh(m, since, s) for m in g)}
+    # every vector the groups need, in one call: the embedding cache is looked up (and
+    # what it lacks embedded, on the workers) once a round instead of once a group
+    _vectors(embedder, [m.text for g in groups.values() for m in g])
     events: list[dict] = []
     for members in groups.values():
-        if len(members) < 2 or not any(_fresh(m, since, s) for m in members):
-            continue
         members.sort(key=_order)
         found = _group_duplicates(s, members, since, now, config, embedder, lower, upper)
         memo.touch(found)
@@ -293,7 +297,7 @@ def _updates(s, now: str, config, memo: _Memo) -> list[dict]:
         return []
     in_pool = {m.id for m in pool}  # as the round starts: candidates are ranked over it all round
     if memo.postings is None or not in_pool <= memo.postings.position.keys():
-        memo.postings, memo.candidates = Postings(pool, memo.mapper), {}
+        memo.postings, memo.candidates = Postings(pool, memo.mapper, memo.keyer), {}
     memo.alive = None if len(in_pool) == len(memo.postings.pool) else memo.postings.alive(in_pool)
     if memo.mapper is not map:  # the frames the comparisons will need, computed on the workers
         needed = {t for n in new for t in [n.text, *(s.memories[o].text for o in _candidates(n, in_pool, memo)
@@ -377,19 +381,21 @@ def _promote(s, now: str, config) -> list[dict]:
     return events
 
 
-def consolidate(state, *, now: str, config, embedder=None, mapper=map) -> list[dict]:
+def consolidate(state, *, now: str, config, embedder=None, mapper=map, keyer=None) -> list[dict]:
     """The events one consolidation at ``now`` appends (without seq), in order.
 
     ``embedder`` defaults to the hashing embedder (no model) with its thresholds.
     ``mapper(fn, chunks)``: how pure per-text work (update keys and frames) is spread, e.g.
     over the embedder's worker processes; the events are the same whatever it is.
+    ``keyer(texts, derive)``: the update keys of the pool's texts, from a key cache
+    (memstore.index.keycache) where it has them, else ``derive(texts)``; the same keys.
     """
     if embedder is None:
         from .embed import HashingEmbedder
 
         embedder = HashingEmbedder(config["embedder"]["hashing_dim"])
-    work = state.copy()
-    memo = _Memo(mapper)
+    work = _Work.of(state)
+    memo = _Memo(mapper, keyer)
     events: list[dict] = []
     while True:
         batch: list[dict] = []
@@ -404,6 +410,24 @@ def consolidate(state, *, now: str, config, embedder=None, mapper=map) -> list[d
         if not batch:
             return events
         events += batch
+
+
+class _Work(State):
+    """The state a run works on. Consolidation creates no record and moves none in the log
+    (its events change records in place), so the canonical order is sorted once a run, not
+    once a stage and round (a sort of a million records takes seconds)."""
+
+    @classmethod
+    def of(cls, state: State) -> _Work:
+        copy = state.copy()
+        work = cls(copy.memories, copy.keys, copy.seq, copy.at, copy.notes, copy.marks)
+        work._order = [m.id for m in state.ordered()]
+        return work
+
+    def ordered(self) -> list[Memory]:
+        if len(self._order) != len(self.memories):  # (no stage adds a record; kept honest)
+            self._order = [m.id for m in super().ordered()]
+        return [self.memories[i] for i in self._order]
 
 
 def _policy_conflicts(s, now: str, config) -> list[dict]:

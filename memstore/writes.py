@@ -129,17 +129,19 @@ def run_stage(layout: Layout, stage: Callable[..., list[dict]], *, now: str, con
 
 
 def consolidate(layout: Layout, *, now: str, config, embedder=None, dry_run: bool = False,
-                mapper=map) -> StageRun:
+                mapper=map, keyer=None) -> StageRun:
     """The nightly consolidation, then its watermark (a ``mark`` event, when records were
     created since the last one). ``mapper``: see memstore.consolidate.consolidate (the CLI
-    passes its embedding workers')."""
+    passes its embedding workers'); ``keyer``: where update keys are cached (the CLI's key
+    cache, beside the embedding cache)."""
     from .consolidate import consolidate, watermark
 
     def stage(state, **kw) -> list[dict]:
         mark = watermark(state, kw["now"])
         return consolidate(state, **kw) + ([mark] if mark else [])
 
-    return run_stage(layout, stage, now=now, config=config, dry_run=dry_run, embedder=embedder, mapper=mapper)
+    return run_stage(layout, stage, now=now, config=config, dry_run=dry_run, embedder=embedder, mapper=mapper,
+                     keyer=keyer)
 
 
 def distill(layout: Layout, *, now: str, config, dry_run: bool = False) -> StageRun:

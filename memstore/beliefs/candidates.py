@@ -21,16 +21,22 @@ CHUNK = 512  # texts per task when keys or frames are computed on worker process
 
 
 class Postings:
-    def __init__(self, pool: list, mapper=map):
+    def __init__(self, pool: list, mapper=map, keyer=None):
         """``pool``: the records that may be updated, in log order (seq ascending).
-        ``mapper(fn, chunks)``: where their keys are computed (consolidate's workers)."""
+        ``mapper(fn, chunks)``: where their keys are computed (consolidate's workers).
+        ``keyer(texts, derive)``: where they are looked up first (the key cache), ``derive``
+        giving the ones it lacks."""
         self.pool = pool
         self.position = {m.id: i for i, m in enumerate(pool)}
         lists: dict[str, list[int]] = {}  # key -> positions in the pool, ascending
         self._keys: dict[str, frozenset] = {}  # id -> keys (keys' own cache is smaller than a big pool)
+
+        def derive(texts: list[str]) -> list[frozenset]:
+            chunks = [texts[i:i + CHUNK] for i in range(0, len(texts), CHUNK)]
+            return [k for part in mapper(keys_of, chunks) for k in part]
+
         texts = [m.text for m in pool]
-        chunks = [texts[i:i + CHUNK] for i in range(0, len(texts), CHUNK)]
-        found_all = [k for part in mapper(keys_of, chunks) for k in part]
+        found_all = keyer(texts, derive) if keyer is not None else derive(texts)
         for i, (m, found) in enumerate(zip(pool, found_all, strict=True)):
             self._keys[m.id] = found
             for word in found:

@@ -102,11 +102,13 @@ def _stage_result(done) -> dict:
 def _consolidate(layout: Layout, now: str, cache_dir: Path | None) -> dict:
     from .. import writes
     from ..index.embcache import CachedEmbedder, EmbeddingCache
+    from ..index.keycache import KeyCache
 
     config = _open(layout)
     inner = _embedder(config)  # cached, as the CLI's: a nightly run must not re-embed old texts
     embedder = CachedEmbedder(inner, EmbeddingCache(cache_dir, inner.name, inner.dim))
-    return _stage_result(writes.consolidate(layout, now=now, config=config, embedder=embedder))
+    return _stage_result(writes.consolidate(layout, now=now, config=config, embedder=embedder,
+                                            keyer=KeyCache(cache_dir).keys))
 
 
 def _distill(layout: Layout, now: str, cache_dir: Path | None) -> dict:

@@ -1,0 +1,201 @@
+"""The key cache (memstore.index.keycache): consolidate's update keys kept by text hash.
+It must hand back exactly what ``keys`` derives, derive each text once, survive a torn or
+damaged block, and never serve another rule's keys (KEYS_VERSION is pinned to the rule)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from memstore.beliefs.frame import KEYS_VERSION, keys, keys_of
+from memstore.index import keycache
+from memstore.index.keycache import KeyCache
+
+DATA = Path(__file__).parent / "data" / "beliefs"
+# sha256 of every text's sorted keys over tests/data/beliefs, under KEYS_VERSION
+RULE_DIGEST = {1: "9a9045afb6ef882e9dc4594fd38312b40bceff9bd4973e9654fee156d9a73825"}
+
+
+def _texts() -> list[str]:
+    found: list[str] = []
+
+    def walk(v):
+        if isinstance(v, dict):
+            for k, x in v.items():
+                if k == "text" and isinstance(x, str):
+                    found.append(x)
+                else:
+                    walk(x)
+        elif isinstance(v, list):
+            for x in v:
+                walk(x)
+
+    for path in sorted(DATA.glob("*.jsonl")):
+        for line in path.read_text(encoding="utf-8").splitlines():
+            if line.strip():
+                walk(json.loads(line))
+    return found
+
+
+def _digest(sets) -> str:
+    h = hashlib.sha256()
+    for s in sets:
+        h.update("\x1e".join(sorted(s)).encode() + b"\n")
+    return h.hexdigest()
+
+
+def test_the_version_names_the_rule():
+    """Changing ``keys`` changes this digest: then bump KEYS_VERSION (frame.py) and record
+    the new digest here, so no store reads keys a former rule derived."""
+    assert _digest(keys_of(_texts())) == RULE_DIGEST.get(KEYS_VERSION), (
+        "keys() changed: bump KEYS_VERSION in memstore/beliefs/frame.py and record the new digest")
+
+
+class _Counting:
+    def __init__(self):
+        self.asked: list[str] = []
+
+    def __call__(self, texts):
+        self.asked += texts
+        return keys_of(texts)
+
+
+def _fresh(path: Path) -> KeyCache:
+    """A cache as a new process sees it (nothing read yet)."""
+    keycache._LOADED.clear()
+    return KeyCache(path)
+
+
+def test_keys_come_back_as_derived_and_each_text_is_derived_once(tmp_path):
+    texts = _texts()[:200] + ["", "café ☕ 設定は26度", _texts()[0]]  # an empty text, a repeat
+    derive = _Counting()
+    first = _fresh(tmp_path).keys(texts, derive)
+    assert first == keys_of(texts)
+    assert len(derive.asked) == len(set(texts))  # the repeat once
+    again = _Counting()
+    assert _fresh(tmp_path).keys(texts, again) == keys_of(texts)  # read back by another process
+    assert again.asked == []
+    more = texts[:5] + ["a text not seen before"]
+    assert KeyCache(tmp_path).keys(more, again) == keys_of(more)  # this process: appended since
+    assert again.asked == ["a text not seen before"]
+    assert [p.name for p in tmp_path.iterdir()] == [f"keys-{KEYS_VERSION}.bin"]
+
+
+def test_no_directory_keeps_nothing():
+    derive = _Counting()
+    assert KeyCache(None).keys(["x", "y"], derive) == keys_of(["x", "y"])
+    assert KeyCache(None).keys(["x"], derive) == keys_of(["x"])
+    assert derive.asked == ["x", "y", "x"]
+
+
+def test_a_torn_block_is_derived_again_and_cut_off(tmp_path):
+    a, b = _texts()[:30], _texts()[30:60]
+    _fresh(tmp_path).keys(a, keys_of)
+    path = tmp_path / f"keys-{KEYS_VERSION}.bin"
+    whole = path.stat().st_size
+    _fresh(tmp_path).keys(b, keys_of)
+    with open(path, "r+b") as fh:
+        fh.truncate(path.stat().st_size - 7)  # a crash mid-append of the second block
+    derive = _Counting()
+    assert _fresh(tmp_path).keys(a + b, derive) == keys_of(a + b)
+    assert sorted(set(derive.asked)) == sorted(set(b) - set(a))
+    assert path.stat().st_size > whole  # the torn block cut, the new one after the first
+    derive = _Counting()
+    assert _fresh(tmp_path).keys(a + b, derive) == keys_of(a + b)
+    assert derive.asked == []
+
+
+def test_a_damaged_block_is_skipped_and_the_next_still_read(tmp_path):
+    a, b = _texts()[:30], _texts()[30:60]
+    _fresh(tmp_path).keys(a, keys_of)
+    path = tmp_path / f"keys-{KEYS_VERSION}.bin"
+    first = path.stat().st_size
+    _fresh(tmp_path).keys(b, keys_of)
+    raw = bytearray(path.read_bytes())
+    raw[first - 3] ^= 0x20  # a byte of the first block's keys text: its CRC fails
+    path.write_bytes(bytes(raw))
+    derive = _Counting()
+    assert _fresh(tmp_path).keys(a + b, derive) == keys_of(a + b)
+    assert sorted(set(derive.asked)) == sorted(set(a) - set(b))
+
+
+@pytest.mark.parametrize("junk", [b"", b"MSK1", b"not a cache at all" * 10, os.urandom(300)])
+def test_a_foreign_or_empty_file_is_never_believed(tmp_path, junk):
+    path = tmp_path / f"keys-{KEYS_VERSION}.bin"
+    path.write_bytes(junk)
+    texts = _texts()[:20]
+    derive = _Counting()
+    assert _fresh(tmp_path).keys(texts, derive) == keys_of(texts)
+    assert len(derive.asked) == len(set(texts))
+    assert _fresh(tmp_path).keys(texts, _Counting()) == keys_of(texts)
+
+
+def test_two_processes_appending_at_once_lose_nothing(tmp_path):
+    texts = _texts()
+    code = ("import sys; from memstore.beliefs.frame import keys_of; from memstore.index.keycache import KeyCache;"
+            "import json; t = json.loads(sys.stdin.read());"
+            "[KeyCache(__import__('pathlib').Path(sys.argv[1])).keys(t[i:i + 7], keys_of) for i in range(0, len(t), 7)]")
+    procs = [subprocess.Popen([sys.executable, "-c", code, str(tmp_path)], stdin=subprocess.PIPE)
+             for _ in range(2)]
+    for i, p in enumerate(procs):
+        p.communicate(json.dumps(texts[i::2]).encode())
+        assert p.returncode == 0
+    derive = _Counting()
+    assert _fresh(tmp_path).keys(texts, derive) == keys_of(texts)
+    assert derive.asked == []
+
+
+def _store(tmp_path: Path) -> Path:
+    """The belief set's old statements on one day and their updates five days later, with no
+    consolidation yet: the night's run has every update to rank candidates for."""
+    from reliability_support import cli, make_store
+
+    store = make_store(tmp_path / "store")
+    rows = [json.loads(line) for line in (DATA / "updates.jsonl").read_text(encoding="utf-8").splitlines() if line]
+    for side, day in (("old", "2026-03-01"), ("new", "2026-03-06")):
+        lines = "".join(json.dumps({"text": r[side]["text"]}, ensure_ascii=False) + "\n" for r in rows)
+        rc, _out, err = cli("--store", store, "-q", "remember", "--jsonl", "-", "--now", f"{day}T10:00:00Z",
+                            stdin=lines.encode())
+        assert rc == 0, err
+    return store
+
+
+def test_consolidate_gives_the_same_events_with_the_cache_cold_warm_damaged_or_without(tmp_path, monkeypatch):
+    """The CLI's consolidate with a cold cache, a warm one (read by a new process) and a
+    damaged one, and the library's without any: the same events, byte for byte."""
+    from reliability_support import cli
+
+    from memstore import writes
+    from memstore.config import load_config
+    from memstore.store.layout import Layout
+
+    store = _store(tmp_path)
+    cache = tmp_path / "cache"
+    monkeypatch.setenv("MEMSTORE_CACHE_DIR", str(cache))
+    outs = []
+    for run in ("cold", "warm", "damaged"):
+        if run == "damaged":
+            path = cache / f"keys-{KEYS_VERSION}.bin"
+            raw = bytearray(path.read_bytes())
+            raw[len(raw) // 2] ^= 0x01
+            path.write_bytes(bytes(raw))
+        keycache._LOADED.clear()  # as a new process
+        rc, out, err = cli("--store", store, "consolidate", "--json", "--dry-run", "--now", "2026-03-07T00:00:00Z")
+        assert rc == 0, err
+        outs.append(out)
+    assert outs[0] == outs[1] == outs[2]
+    report = json.loads(outs[0])
+    assert report["counts"].get("supersede", 0) + report["counts"].get("conflict", 0) >= 10
+    config = load_config((store / "memstore.toml").read_text())
+    plain = writes.consolidate(Layout(store), now="2026-03-07T00:00:00Z", config=config, dry_run=True)
+    assert json.loads(json.dumps(plain.lifecycle[0])) == report["events"]
+
+
+def test_keys_is_what_the_cache_holds_for_a_text():
+    assert keys("Standup moves to 10:00") == keys_of(["Standup moves to 10:00"])[0]
