@@ -170,8 +170,9 @@ def test_a_record_a_forget_changes_without_naming_it_keeps_its_events(tmp_path):
 
 
 def test_show_falls_back_when_a_line_it_names_is_damaged(tmp_path, stores):
-    """A line the index names that is no longer that event (edited, garbled): the scan and the
-    fold's rules answer, as without the index."""
+    """A line the index names that is no longer that event (edited, garbled): the index
+    holds the record as the log no longer tells it, so the fold answers, as without the
+    index (it says what it skipped)."""
     store, bare = stores
     ids = _ids(bare)
     shown = {mid: json.loads(_run(store, "show", mid, "--json")[1])["events"] for mid in ids[:40]}
@@ -191,6 +192,7 @@ def test_show_falls_back_when_a_line_it_names_is_damaged(tmp_path, stores):
         got = _run(copies[0], "show", ref, "--json", "--now", _day(101))
         assert got == _run(copies[1], "show", ref, "--json", "--now", _day(101)), ref
         assert got[0] == 0 and "Traceback" not in got[2]
+        assert "skipped 1 damaged log line" in got[2]
     left = [e["seq"] for e in json.loads(_run(copies[0], "show", mid, "--json")[1])["events"]]
     assert left == [e["seq"] for e in shown[mid] if e["seq"] != seq]
 

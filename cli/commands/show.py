@@ -78,8 +78,9 @@ def run(
 def _from_index(layout, ref: str, access):
     """(record, the events touching it, the ids it links to that the caller may not read)
     from the records index (each record's event seqs) and those lines of the log: no fold,
-    no scan. None: the index cannot answer (missing, behind by much, or not this log's) or
-    the log is not regular there."""
+    no scan. None: the index cannot answer (missing, behind by much, or not this log's), a
+    line it names is not that event (damage: the fold answers and says so), or the log is
+    not regular there."""
     from memstore.access import linked_ids, readable
     from memstore.index.current import open_current
 

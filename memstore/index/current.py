@@ -45,22 +45,21 @@ class Current:
 
     def events(self, mid: str) -> list[dict] | None:
         """The events that touched ``mid`` (``events.touched_ids``), oldest first: the log
-        lines the records index names (read by seq), then those after its watermark. A line
-        that is not the event the index says (a damaged or edited log) sends the read to a
-        scan of the log for the id. None: the log's seqs do not rise there (the forward
-        read's rules decide what it says)."""
-        import re
-
+        lines the records index names (read by seq), then those after its watermark. None
+        when a line is not the event the index says (a damaged or edited log: the index
+        holds the record as the log no longer tells it, so the fold answers, and says what
+        it skipped), or when the log's seqs do not rise there (the forward read's rules
+        decide what it says)."""
         from ..events import touched_ids
         from ..store.log import well_formed
-        from ..store.lookup import lines_at, scanned_events
+        from ..store.lookup import lines_at
 
         seqs = self.index.events_of([mid]).get(mid, [])
         lines = lines_at(self.layout, seqs) if seqs else []
         events = [well_formed(line) for line in lines or ()]
         if lines is None or not all(ev is not None and ev["seq"] == q and mid in touched_ids(ev)
                                     for ev, q in zip(events, seqs, strict=True)):
-            return scanned_events(self.layout, re.escape(mid.encode()), lambda ev: mid in touched_ids(ev))
+            return None
         return events + [ev for ev in self.tail if mid in touched_ids(ev)]
 
     def columns(self) -> tuple[dict, dict[str, Memory]]:
