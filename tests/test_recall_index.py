@@ -94,12 +94,13 @@ def test_cue_union_within_and_intersection_across_dimensions(capsys, store, tmp_
 
 
 def _same_ranking(got: list[tuple[int, float]], sims, k: int) -> None:
-    """got equals the cosine oracle's top k, up to float noise between tied neighbours."""
+    """got equals the cosine oracle's top k, up to the noise of half-precision rows (a cosine
+    of unit vectors stored as binary16 moves by at most ~1e-3) between near-tied neighbours."""
     oracle = np.sort(sims)[::-1][:k]
     assert len(got) == k
     for rank, (seq, sim) in enumerate(got):
-        assert abs(sim - oracle[rank]) < 1e-4  # the similarity at each rank is the oracle's
-        assert abs(float(sims[seq - 1]) - sim) < 1e-4  # and it belongs to the item returned
+        assert abs(sim - oracle[rank]) < 2e-3  # the similarity at each rank is the oracle's
+        assert abs(float(sims[seq - 1]) - sim) < 2e-3  # and it belongs to the item returned
     assert len({seq for seq, _ in got}) == k
 
 
@@ -243,7 +244,8 @@ def test_vector_rows_survive_reopening_and_mismatches_are_refused(tmp_path):
     index.save()
     got = VectorIndex(path, 32).vectors([3, 5, 8, 9, 12, 13])
     assert list(got) == [3, 5, 8, 9, 12]
-    assert all(np.array_equal(got[s], vecs[i]) for i, s in enumerate([3, 5, 8, 9, 12]))
+    half = np.asarray(vecs, dtype=np.float32).astype(np.float16).astype(np.float32)  # the rows are binary16
+    assert all(np.array_equal(got[s], half[i]) for i, s in enumerate([3, 5, 8, 9, 12]))
     keys = path.with_name(path.name + ".keys")
     keys.write_bytes(keys.read_bytes()[:-8])  # a torn append: 4 seqs for the 5 vectors
     with pytest.raises(ValueError):
