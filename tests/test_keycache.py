@@ -94,6 +94,14 @@ def test_no_directory_keeps_nothing():
     assert derive.asked == ["x", "y", "x"]
 
 
+def test_a_cache_that_cannot_be_written_costs_only_time(tmp_path):
+    """A full disk or an unwritable cache directory: the keys are derived, nothing fails."""
+    blocked = tmp_path / "not-a-directory"
+    blocked.write_bytes(b"")
+    texts = _texts()[:10]
+    assert _fresh(blocked / "cache").keys(texts, keys_of) == keys_of(texts)
+
+
 def test_a_torn_block_is_derived_again_and_cut_off(tmp_path):
     a, b = _texts()[:30], _texts()[30:60]
     _fresh(tmp_path).keys(a, keys_of)

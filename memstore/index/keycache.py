@@ -27,6 +27,7 @@ import zlib
 from pathlib import Path
 
 from ..beliefs.frame import KEYS_VERSION
+from ..errors import StoreError
 from ..store.fs import FILE_MODE, ensure_dir, write_all
 from .embcache import text_hash
 
@@ -123,14 +124,17 @@ class KeyCache:
         found = _LOADED.setdefault(self.path, _Read())
         try:
             size = self.path.stat().st_size
-        except FileNotFoundError:
+        except OSError:  # none yet, or no directory to hold one: nothing cached
             size = 0
         if size < found.end:  # replaced or cut since: read afresh
             found = _LOADED[self.path] = _Read()
         if size > found.end:
-            with open(self.path, "rb") as fh:
-                fh.seek(found.end)
-                found.take(fh.read(size - found.end), found.end)
+            try:
+                with open(self.path, "rb") as fh:
+                    fh.seek(found.end)
+                    found.take(fh.read(size - found.end), found.end)
+            except OSError:  # unreadable: the keys are derived
+                pass
         return found
 
     def keys(self, texts: list[str], derive) -> list[frozenset]:
@@ -148,7 +152,10 @@ class KeyCache:
                 found[i] = keys
             keep = [(h, k) for h, k in zip(todo, fresh, strict=True) if not any(_SEP in w for w in k)]
             if keep:
-                self._append([h for h, _ in keep], [k for _, k in keep])
+                try:
+                    self._append([h for h, _ in keep], [k for _, k in keep])
+                except (OSError, StoreError):  # a full disk, an unwritable cache: derived again next time
+                    pass
             for i, f in enumerate(found):
                 if f is None:
                     found[i] = found[todo[hashes[i]]]
