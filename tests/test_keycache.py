@@ -133,6 +133,24 @@ def test_a_damaged_block_is_skipped_and_the_next_still_read(tmp_path):
     assert sorted(set(derive.asked)) == sorted(set(a) - set(b))
 
 
+def test_a_block_whose_offsets_do_not_add_up_is_not_believed_even_with_its_crc(tmp_path):
+    import struct
+    import zlib
+
+    from memstore.index.embcache import text_hash
+
+    texts = ["alpha beta", "gamma delta"]
+    hashes = b"".join(text_hash(t) for t in texts)
+    body = b"alpha\x1fbeta" + b"delta\x1fgamma"
+    for offsets in ((0, 10, 999), (3, 10, 21), (0, 15, 10)):  # past the end, not from 0, falling
+        payload = hashes + struct.pack("<3I", *offsets) + body
+        path = tmp_path / f"keys-{KEYS_VERSION}.bin"
+        path.write_bytes(struct.pack("<4sIII", b"MSK1", 2, len(payload), zlib.crc32(payload)) + payload)
+        derive = _Counting()
+        assert _fresh(tmp_path).keys(texts, derive) == keys_of(texts)
+        assert derive.asked == texts
+
+
 @pytest.mark.parametrize("junk", [b"", b"MSK1", b"not a cache at all" * 10, os.urandom(300)])
 def test_a_foreign_or_empty_file_is_never_believed(tmp_path, junk):
     path = tmp_path / f"keys-{KEYS_VERSION}.bin"

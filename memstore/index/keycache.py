@@ -66,8 +66,9 @@ class _Read:
             if zlib.crc32(payload) != crc:
                 continue  # damaged: its texts are derived again
             offsets = np.frombuffer(payload, dtype="<u4", count=n + 1, offset=16 * n)
-            if n and (int(offsets[-1]) != length - 16 * n - 4 * (n + 1) or (np.diff(offsets.astype(np.int64)) < 0).any()):
-                continue
+            if (int(offsets[0]) != 0 or int(offsets[-1]) != length - 16 * n - 4 * (n + 1)
+                    or (np.diff(offsets.astype(np.int64)) < 0).any()):
+                continue  # (the CRC held: written so on purpose) not believed
             block = len(self.blocks)
             self.blocks.append((payload, offsets, n))
             new_h.append(np.frombuffer(payload, dtype="S16", count=n))
