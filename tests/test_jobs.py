@@ -178,3 +178,31 @@ def test_the_cache_reads_back_what_it_wrote(tmp_path):
     assert np.array_equal(EmbeddingCache(tmp_path, emb.name, emb.dim).embed(Refuses(), many, "passage"), first)
     assert (tmp_path / f"{emb.name}.bin").stat().st_size == size
 
+
+
+def test_a_damaged_cache_entry_is_embedded_again_once(tmp_path):
+    """A vector in the cache that is not unit length (damage) is not used: its text is embedded
+    again and appended, and from then on the later entry of that text is the one read."""
+    emb = HashingEmbedder(32)
+    many = texts(20)
+    EmbeddingCache(tmp_path, emb.name, emb.dim).embed(emb, many, "passage")
+    path = tmp_path / f"{emb.name}.bin"
+    record = 16 + 32 * 4
+    raw = bytearray(path.read_bytes())
+    raw[7 * record + 16: 7 * record + 20] = np.float32(7.5).tobytes()  # text 7's vector, first value
+    path.write_bytes(bytes(raw))
+    asked = []
+
+    class Counting:
+        name, dim = emb.name, emb.dim
+
+        def embed(self, texts, role):
+            asked.extend(texts)
+            return emb.embed(texts, role)
+
+    for _ in range(2):
+        _LOADED.clear()  # as a new process
+        got = EmbeddingCache(tmp_path, emb.name, emb.dim).embed(Counting(), many, "passage")
+        assert np.array_equal(got, emb.embed(many, "passage"))
+    assert asked == [many[7]]  # once: the second process reads the entry appended after it
+    assert path.stat().st_size == 21 * record

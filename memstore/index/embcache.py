@@ -46,7 +46,9 @@ class EmbeddingCache:
 
     def _where(self, hashes: list[bytes]):
         """For each hash, the record holding its vector (-1: none); the file is read once per
-        process, then only what was appended since, block by block."""
+        process, then only what was appended since, block by block. Only the hashes are taken
+        in: a vector is checked when it is read (``embed``), not every vector of the cache at
+        every start (a million entries: 1.15 s, most of it checking vectors never asked for)."""
         import numpy as np
 
         found = _Found.of(self.path)
@@ -58,16 +60,18 @@ class EmbeddingCache:
             found = _LOADED[self.path] = _Found()
         rec = self._rec()
         if size > found.read:
+            first, parts = found.read // rec.itemsize, []
             with open(self.path, "rb") as fh:
                 fh.seek(found.read)
                 while len(raw := fh.read(min(size - found.read, _BLOCK * rec.itemsize))) >= rec.itemsize:
                     arr = np.frombuffer(raw[: len(raw) - len(raw) % rec.itemsize], dtype=rec)
-                    first = found.read // rec.itemsize
                     found.read += arr.nbytes
-                    sound = _unit(arr["v"])  # a damaged entry is left out: its text is embedded again
-                    found.add(arr["h"][sound], first + np.flatnonzero(sound))
+                    parts.append(arr["h"].copy())  # (the block's vectors are let go)
                     if len(raw) < _BLOCK * rec.itemsize:
                         break
+            if parts:  # merged in once: a merge per block copied the whole index each time
+                new = np.concatenate(parts)
+                found.add(new, first + np.arange(len(new), dtype=np.int64))
         return found.rows(hashes)
 
     def _vectors(self, rows):
@@ -96,7 +100,10 @@ class EmbeddingCache:
         else:
             where = self._where(hashes)
             if (have := np.flatnonzero(where >= 0)).size:
-                out[have] = self._vectors(where[have])
+                vecs = self._vectors(where[have])
+                sound = _unit(vecs)  # a damaged entry: its text is embedded again and appended,
+                out[have[sound]] = vecs[sound]  # and the later entry of a hash is the one read
+                where[have[~sound]] = -1
         first: dict[bytes, int] = {}  # a text asked for twice is embedded once
         for i in np.flatnonzero(where < 0):
             first.setdefault(hashes[i], int(i))
@@ -152,8 +159,9 @@ def _unit(vecs):
 
 class _Found:
     """One cache file's sorted hashes and their record numbers, kept per process (and
-    per file: stores share it): entries read later are merged in (a stable merge of two
-    sorted runs is linear)."""
+    per file: stores share it): entries read later are merged in after their equals (a
+    stable merge of two sorted runs is linear), so of a hash's entries the last in the file
+    is found: the one appended after a damaged one was embedded again."""
 
     def __init__(self):
         import numpy as np
@@ -184,7 +192,7 @@ class _Found:
         if not hashes or not len(self.hashes):
             return np.full(len(hashes), -1, dtype=np.int64)
         want = np.array(hashes, dtype="S16")
-        pos = np.minimum(np.searchsorted(self.hashes, want), len(self.hashes) - 1)
+        pos = np.maximum(np.searchsorted(self.hashes, want, side="right") - 1, 0)
         return np.where(self.hashes[pos] == want, self.at[pos], -1)
 
 
