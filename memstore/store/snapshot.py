@@ -19,7 +19,7 @@ from pathlib import Path
 from ..codec import dumps, loads
 from ..model import AXES
 from ..schema import STAGES
-from ..state import State, state_rows
+from ..state import State
 from .fs import ensure_dir, read_regular, write_atomic
 from .layout import SNAPSHOT_NAME, Layout
 
@@ -81,14 +81,13 @@ def parquet_bytes(state: State, position: tuple[str, int] | None = None, anchor:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    rows = state_rows(state)
-    table = pa.Table.from_pylist(rows, schema=_schema())
+    table = _table(state.ordered())
     meta = {
         "format": FORMAT,
         "seq": state.seq,
         "at": state.at,
         "position": list(position) if position else None,
-        "rows": len(rows),
+        "rows": table.num_rows,
         "checksum": None,
         "anchor": anchor,
         "keys": dict(sorted(state.keys.items())),
@@ -100,6 +99,26 @@ def parquet_bytes(state: State, position: tuple[str, int] | None = None, anchor:
     # way and read back another): the data pages do not change when the metadata is added
     meta["checksum"] = content_checksum(pq.read_table(pa.BufferReader(data)))
     return _parquet(table.replace_schema_metadata({b"memstore": dumps(meta)}))
+
+
+def _table(memories: list):
+    """The records as the snapshot's table, built column by column from the records (the
+    same table ``state_rows`` as dicts would give, without a dict per row: a million rows
+    took 6 GB and most of a 41 s snapshot)."""
+    import pyarrow as pa
+
+    schema = _schema()
+    tuples = {f.name for f in schema if pa.types.is_list(f.type)}
+    arrays = []
+    for f in schema:
+        if f.name == "salience":
+            axes = [pa.array([getattr(m.salience, a) for m in memories], type=pa.float64()) for a in AXES]
+            arrays.append(pa.StructArray.from_arrays(axes, fields=list(f.type)))
+        elif f.name in tuples:
+            arrays.append(pa.array([list(getattr(m, f.name)) for m in memories], type=f.type))
+        else:
+            arrays.append(pa.array([getattr(m, f.name) for m in memories], type=f.type))
+    return pa.Table.from_arrays(arrays, schema=schema)
 
 
 def _parquet(table) -> bytes:
