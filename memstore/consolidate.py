@@ -103,13 +103,16 @@ def decide(old: Memory, new: Memory, cosine: float, lower: float, upper: float, 
 
 
 _VECTORS: dict[tuple[str, str], object] = {}  # (embedder, text) -> vector; a cache, not state
+_CAP = 131_072  # vectors it holds at most (beyond what one call needs): 128 MB at 256 dims
+_PREFETCH = 32_768  # texts of the near-duplicate groups looked up in one call
 
 
 def _vectors(embedder, texts: list[str]):
     missing = sorted({t for t in texts if (embedder.name, t) not in _VECTORS})
+    if missing and len(_VECTORS) + len(missing) > _CAP:
+        _VECTORS.clear()  # bounded: what this call needs is then fetched whole
+        missing = sorted(set(texts))
     if missing:
-        if len(_VECTORS) > 100_000:
-            _VECTORS.clear()
         for t, v in zip(missing, embedder.embed(missing, "passage"), strict=True):
             _VECTORS[(embedder.name, t)] = v
     return [_VECTORS[(embedder.name, t)] for t in texts]
@@ -198,15 +201,21 @@ def _near_duplicates(s, now: str, config, embedder, memo: _Memo) -> list[dict]:
             if redo is None or key in redo:
                 groups.setdefault(key, []).append(m)
     groups = {k: g for k, g in groups.items() if len(g) >= 2 and any(_fresh(m, since, s) for m in g)}
-    # every vector the groups need, in one call: the embedding cache is looked up (and
-    # what it lacks embedded, on the workers) once a round instead of once a group
-    _vectors(embedder, [m.text for g in groups.values() for m in g])
     events: list[dict] = []
-    for members in groups.values():
-        members.sort(key=_order)
-        found = _group_duplicates(s, members, since, now, config, embedder, lower, upper)
-        memo.touch(found)
-        events += found
+    batch: list[list[Memory]] = []
+    for i, members in enumerate(groups.values()):
+        batch.append(members)
+        if sum(map(len, batch)) < _PREFETCH and i + 1 < len(groups):
+            continue
+        # the vectors of several groups in one call: the embedding cache is looked up (and
+        # what it lacks embedded, on the workers) once a batch instead of once a group
+        _vectors(embedder, [m.text for g in batch for m in g])
+        for members in batch:
+            members.sort(key=_order)
+            found = _group_duplicates(s, members, since, now, config, embedder, lower, upper)
+            memo.touch(found)
+            events += found
+        batch = []
     return events
 
 

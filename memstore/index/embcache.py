@@ -76,14 +76,21 @@ class EmbeddingCache:
 
     def _vectors(self, rows):
         """The vectors of these records, read through a map that is dropped at once (pages
-        left mapped would count in the process's memory)."""
+        left mapped would count in the process's memory), 2,048 records a map: the kernel
+        maps the cached pages around each one touched (64 KB), so a few thousand records
+        scattered over a large cache put most of the file in the process's memory (a million
+        entries: +840 MB for 32,768 records in one map)."""
         import numpy as np
 
-        mm = np.memmap(self.path, dtype=self._rec(), mode="r", shape=(int(rows.max()) + 1,))
-        try:
-            return np.array(mm["v"][rows], dtype=np.float32)
-        finally:
-            del mm
+        out = np.empty((len(rows), self.dim), dtype=np.float32)
+        shape = (int(rows.max()) + 1,) if len(rows) else (0,)
+        for i in range(0, len(rows), _MAPPED):
+            mm = np.memmap(self.path, dtype=self._rec(), mode="r", shape=shape)
+            try:
+                out[i:i + _MAPPED] = mm["v"][rows[i:i + _MAPPED]]
+            finally:
+                del mm
+        return out
 
     def embed(self, embedder, texts: list[str], role: str = "passage", batch: int = 64, progress=None):
         """Vectors for texts: cached ones read back, the rest embedded in batches of ``batch``
@@ -100,10 +107,10 @@ class EmbeddingCache:
         else:
             where = self._where(hashes)
             if (have := np.flatnonzero(where >= 0)).size:
-                vecs = self._vectors(where[have])
-                sound = _unit(vecs)  # a damaged entry: its text is embedded again and appended,
-                out[have[sound]] = vecs[sound]  # and the later entry of a hash is the one read
-                where[have[~sound]] = -1
+                out[have] = self._vectors(where[have])
+                bad = have[~_unit(out[have])]  # a damaged entry: its text is embedded again and
+                out[bad] = 0  # appended, and the later entry of a hash is the one read
+                where[bad] = -1
         first: dict[bytes, int] = {}  # a text asked for twice is embedded once
         for i in np.flatnonzero(where < 0):
             first.setdefault(hashes[i], int(i))
@@ -144,6 +151,7 @@ class EmbeddingCache:
 
 
 _BLOCK = 16_384  # records read at a time
+_MAPPED = 2_048  # records read through one map
 
 
 def _unit(vecs):
@@ -151,9 +159,11 @@ def _unit(vecs):
     features); damaged bytes are neither."""
     import numpy as np
 
+    norms = np.empty(len(vecs), dtype=np.float64)
     with np.errstate(all="ignore"):
-        v = vecs.astype(np.float64)
-        norms = np.einsum("ij,ij->i", v, v)
+        for i in range(0, len(vecs), _BLOCK):  # a float64 copy of a block at a time, not of all
+            v = vecs[i:i + _BLOCK].astype(np.float64)
+            norms[i:i + _BLOCK] = np.einsum("ij,ij->i", v, v)
     return np.isfinite(norms) & ((norms == 0) | (np.abs(norms - 1.0) < 2e-3))
 
 
