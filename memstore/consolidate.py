@@ -203,9 +203,11 @@ def _near_duplicates(s, now: str, config, embedder, memo: _Memo) -> list[dict]:
     groups = {k: g for k, g in groups.items() if len(g) >= 2 and any(_fresh(m, since, s) for m in g)}
     events: list[dict] = []
     batch: list[list[Memory]] = []
+    texts = 0  # in the batch (a running count: many small groups make long batches)
     for i, members in enumerate(groups.values()):
         batch.append(members)
-        if sum(map(len, batch)) < _PREFETCH and i + 1 < len(groups):
+        texts += len(members)
+        if texts < _PREFETCH and i + 1 < len(groups):
             continue
         # the vectors of several groups in one call: the embedding cache is looked up (and
         # what it lacks embedded, on the workers) once a batch instead of once a group
@@ -215,7 +217,7 @@ def _near_duplicates(s, now: str, config, embedder, memo: _Memo) -> list[dict]:
             found = _group_duplicates(s, members, since, now, config, embedder, lower, upper)
             memo.touch(found)
             events += found
-        batch = []
+        batch, texts = [], 0
     return events
 
 
