@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from memstore.beliefs.frame import KEYS_VERSION, keys, keys_of
+from memstore.beliefs.frame import KEYS_VERSION, keys_of
 from memstore.index import keycache
 from memstore.index.keycache import KeyCache
 
@@ -102,12 +102,19 @@ def test_a_cache_that_cannot_be_written_costs_only_time(tmp_path):
     assert _fresh(blocked / "cache").keys(texts, keys_of) == keys_of(texts)
 
 
-def test_a_torn_block_is_derived_again_and_cut_off(tmp_path):
+def _two_blocks(tmp_path: Path) -> tuple[list[str], list[str], Path, int]:
+    """A cache of two blocks, written by two processes: (their texts, the file, the size of
+    the first block)."""
     a, b = _texts()[:30], _texts()[30:60]
     _fresh(tmp_path).keys(a, keys_of)
     path = tmp_path / f"keys-{KEYS_VERSION}.bin"
-    whole = path.stat().st_size
+    first = path.stat().st_size
     _fresh(tmp_path).keys(b, keys_of)
+    return a, b, path, first
+
+
+def test_a_torn_block_is_derived_again_and_cut_off(tmp_path):
+    a, b, path, whole = _two_blocks(tmp_path)
     with open(path, "r+b") as fh:
         fh.truncate(path.stat().st_size - 7)  # a crash mid-append of the second block
     derive = _Counting()
@@ -120,11 +127,7 @@ def test_a_torn_block_is_derived_again_and_cut_off(tmp_path):
 
 
 def test_a_damaged_block_is_skipped_and_the_next_still_read(tmp_path):
-    a, b = _texts()[:30], _texts()[30:60]
-    _fresh(tmp_path).keys(a, keys_of)
-    path = tmp_path / f"keys-{KEYS_VERSION}.bin"
-    first = path.stat().st_size
-    _fresh(tmp_path).keys(b, keys_of)
+    a, b, path, first = _two_blocks(tmp_path)
     raw = bytearray(path.read_bytes())
     raw[first - 3] ^= 0x20  # a byte of the first block's keys text: its CRC fails
     path.write_bytes(bytes(raw))
@@ -221,7 +224,3 @@ def test_consolidate_gives_the_same_events_with_the_cache_cold_warm_damaged_or_w
     config = load_config((store / "memstore.toml").read_text())
     plain = writes.consolidate(Layout(store), now="2026-03-07T00:00:00Z", config=config, dry_run=True)
     assert json.loads(json.dumps(plain.lifecycle[0])) == report["events"]
-
-
-def test_keys_is_what_the_cache_holds_for_a_text():
-    assert keys("Standup moves to 10:00") == keys_of(["Standup moves to 10:00"])[0]
