@@ -48,7 +48,7 @@ class EmbeddingCache:
         """For each hash, the record holding its vector (-1: none); the file is read once per
         process, then only what was appended since, block by block. Only the hashes are taken
         in: a vector is checked when it is read (``embed``), not every vector of the cache at
-        every start (a million entries: 1.15 s, most of it checking vectors never asked for)."""
+        every start (most of opening a large cache was checking vectors never asked for)."""
         import numpy as np
 
         found = _Found.of(self.path)
@@ -78,8 +78,7 @@ class EmbeddingCache:
         """The vectors of these records, read through a map that is dropped at once (pages
         left mapped would count in the process's memory), 2,048 records a map: the kernel
         maps the cached pages around each one touched (64 KB), so a few thousand records
-        scattered over a large cache put most of the file in the process's memory (a million
-        entries: +840 MB for 32,768 records in one map)."""
+        scattered over a large cache put most of the file in the process's memory."""
         import numpy as np
 
         out = np.empty((len(rows), self.dim), dtype=np.float32)

@@ -3,8 +3,9 @@ by stores, beside the embedding cache.
 
 consolidate ranks a new memory's update candidates by the keys it shares with every
 updatable record (``beliefs.candidates.Postings``). Deriving the keys of every one of them
-again each night took most of a night's run (2.5 of 5 s at 100k memories; a million take
-ten times that): keys are a pure function of the text, so they are kept here once.
+again each night was most of a night's run (a million memories, ``bench/scale.py --only
+nightly``: 46.8 s derived, 37.3 s cached): keys are a pure function of the text, so they
+are kept here once.
 
 The file, ``keys-<KEYS_VERSION>.bin``, is a sequence of blocks, one per append:
 

@@ -64,8 +64,8 @@ def load_state(layout: Layout, *, use_snapshots: bool = True) -> tuple[State, Lo
 def acyclic_build():
     """Python's cycle collector paused while a state is built. A state holds no reference
     cycles (frozen records of strings, numbers and tuples), so the collector finds nothing
-    in it, yet it walks the records built so far each time it runs: opening a million
-    records took 17.9 s with it and 8.2 s without (a snapshot; 100k: 1.7 and 1.0 s). The
+    in it, yet it walks the records built so far each time it runs (a million records from
+    a snapshot: 21.2 s with it, 12.8 s without, ``bench/scale.py --only snapshot``). The
     collector's previous setting is restored, whatever happens."""
     import gc
 
