@@ -110,14 +110,16 @@ def conflict_events(old: Memory, new: Memory, rule: str, now: str, config, detai
     return events
 
 
-def policy_conflicts(state, now: str, config) -> list[dict]:
+def policy_conflicts(state, now: str, config, records=None) -> list[dict]:
     """Active policies on one cause with opposite directions, one of them written by a person:
     a conflict for a person (memstore(7), POLICIES). Two learned ones are settled by the
-    balance of their evidence instead (memstore.distill)."""
+    balance of their evidence instead (memstore.distill). ``records``: the state's records
+    to look at, in canonical order (those it holds no policy among may be left out); default
+    all."""
     from .policies import cause_key
 
     by_cause: dict[tuple, list[Memory]] = {}
-    for m in state.ordered():
+    for m in (state.ordered() if records is None else records):
         if m.level == "policy" and m.status == "active" and (key := cause_key(m)) is not None:
             by_cause.setdefault(key, []).append(m)  # a rule with no subject has no cause to share
     events: list[dict] = []

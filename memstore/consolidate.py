@@ -186,8 +186,10 @@ def watermark(state, now: str) -> dict | None:
 
 
 def _expire(s, now: str, config) -> list[dict]:
-    return [{"op": "expire", "at": now, "id": m.id} for m in s.ordered()
-            if m.status == "active" and m.tier == "short" and m.expires_at and m.expires_at <= now]
+    def due(m: Memory) -> bool:
+        return m.status == "active" and m.tier == "short" and bool(m.expires_at) and m.expires_at <= now
+
+    return [{"op": "expire", "at": now, "id": m.id} for m in _select(s, "expire", due)]
 
 
 def _near_duplicates(s, now: str, config, embedder, memo: _Memo) -> list[dict]:
@@ -195,11 +197,11 @@ def _near_duplicates(s, now: str, config, embedder, memo: _Memo) -> list[dict]:
     since = ts_after(now, -config["consolidate"]["lookback_days"])
     redo = memo.take_touched(s)  # None: every group (the first round)
     groups: dict[tuple, list[Memory]] = {}
-    for m in s.ordered():
-        if m.status == "active" and m.level == "raw" and m.subject is not None:
-            key = (m.domain or "", m.subject)
-            if redo is None or key in redo:
-                groups.setdefault(key, []).append(m)
+    for m in _select(s, "duplicates", lambda m: m.status == "active" and m.level == "raw"
+                     and m.subject is not None):
+        key = (m.domain or "", m.subject)
+        if redo is None or key in redo:
+            groups.setdefault(key, []).append(m)
     groups = {k: g for k, g in groups.items() if len(g) >= 2 and any(_fresh(m, since, s) for m in g)}
     events: list[dict] = []
     batch: list[list[Memory]] = []
@@ -300,8 +302,8 @@ _LONG = 3 * _MAX_CANDIDATES  # the ranking a run keeps per new record (_Memo)
 def _updates(s, now: str, config, memo: _Memo) -> list[dict]:
     """Newer records that update older beliefs in everyday words (memstore.beliefs)."""
     since = ts_after(now, -config["consolidate"]["lookback_days"])
-    pool = [m for m in s.ordered() if m.level == "raw" and m.outcome is None and m.status in _UPDATABLE
-            and m.kind not in EPISODIC_KINDS]  # a meeting is an event: the next one does not update it
+    pool = _select(s, "updates", lambda m: m.level == "raw" and m.outcome is None and m.status in _UPDATABLE
+                    and m.kind not in EPISODIC_KINDS)  # a meeting is an event: the next one does not update it
     new = sorted((m for m in pool if m.status == "active" and _fresh(m, since, s)),
                  key=lambda m: (m.recorded_at, m.seq, m.id))
     if not new:
@@ -353,12 +355,11 @@ def _retire(s, now: str, config) -> list[dict]:
     recall prefers abstractions, so a stale one would keep asserting a replaced fact."""
     gone = ("superseded", "invalidated")
     events = []
-    for m in s.ordered():
-        if m.level != "raw" and m.status == "active" and m.derived_from:
-            sources = [s.memories.get(i) for i in m.derived_from]
-            if all(src is not None and src.status in gone for src in sources):
-                events.append({"op": "forget", "at": now, "id": m.id, "retired": True,
-                               "reason": f"{RETIRED}: " + ", ".join(m.derived_from)})
+    for m in _select(s, "retire", lambda m: m.level != "raw" and m.status == "active" and m.derived_from):
+        sources = [s.memories.get(i) for i in m.derived_from]
+        if all(src is not None and src.status in gone for src in sources):
+            events.append({"op": "forget", "at": now, "id": m.id, "retired": True,
+                           "reason": f"{RETIRED}: " + ", ".join(m.derived_from)})
     return events
 
 
@@ -371,9 +372,8 @@ def _group_key(m: Memory) -> tuple:
 def _promote(s, now: str, config) -> list[dict]:
     c, weights = config["consolidate"], config["salience"]["weights"]
     groups: dict[tuple, list[Memory]] = {}
-    for m in s.ordered():
-        if m.status == "active" and m.tier == "short" and m.level == "raw":
-            groups.setdefault(_group_key(m), []).append(m)
+    for m in _select(s, "promote", lambda m: m.status == "active" and m.tier == "short" and m.level == "raw"):
+        groups.setdefault(_group_key(m), []).append(m)
     events = []
     for members in groups.values():
         ids = {m.id for m in members}
@@ -426,13 +426,15 @@ def consolidate(state, *, now: str, config, embedder=None, mapper=map, keyer=Non
 class _Work(State):
     """The state a run works on. Consolidation creates no record and moves none in the log
     (its events change records in place), so the canonical order is sorted once a run, not
-    once a stage and round (a sort of a million records takes seconds)."""
+    once a stage and round (a sort of a million records takes seconds); and each stage scans
+    the whole state once a run, not once a round (``select``)."""
 
     @classmethod
     def of(cls, state: State) -> _Work:
         copy = state.copy()
         work = cls(copy.memories, copy.keys, copy.seq, copy.at, copy.notes, copy.marks)
         work._order = [m.id for m in state.ordered()]
+        work._selected = {}
         return work
 
     def ordered(self) -> list[Memory]:
@@ -440,6 +442,30 @@ class _Work(State):
             self._order = [m.id for m in super().ordered()]
         return [self.memories[i] for i in self._order]
 
+    def select(self, name: str, keep) -> list[Memory]:
+        """The records ``keep`` holds for, in canonical order. A stage's first call scans the
+        state; later rounds test only the records its last call returned. That is the same
+        list because no event of a run makes a record pass a stage's filter it failed: the
+        filters ask for statuses a run only takes away (active; expired, which only active
+        reaches), for tier short (promote only sets long), for expires_at by now (only
+        promote changes it, to none), and for fields no consolidate event sets (level, kind,
+        outcome, subject, derived_from)."""
+        found = self._selected.get(name)
+        if found is None or len(self._order) != len(self.memories):
+            records = [m for m in self.ordered() if keep(m)]
+        else:
+            records = [m for m in (self.memories[i] for i in found) if keep(m)]
+        self._selected[name] = [m.id for m in records]
+        return records
+
+
+def _select(s, name: str, keep) -> list[Memory]:
+    """``s.select`` on a run's state (_Work); a scan of any other state (the test oracle's)."""
+    if isinstance(s, _Work):
+        return s.select(name, keep)
+    return [m for m in s.ordered() if keep(m)]
+
 
 def _policy_conflicts(s, now: str, config) -> list[dict]:
-    return policy_conflicts(s, now, config)
+    policies = _select(s, "policies", lambda m: m.level == "policy" and m.status == "active")
+    return policy_conflicts(s, now, config, policies)
