@@ -215,3 +215,30 @@ def memory_id(text: str, subject: str | None, domain: str | None) -> str:
     h = hashlib.sha256()
     h.update("\x1f".join((domain or "", subject or "", normalize_text(text))).encode())
     return "m" + h.hexdigest()[:15]
+
+
+_BUILDER: list = []  # the generated builder (made on first use)
+
+
+def memories_from_columns(columns: list[list]) -> list[Memory]:
+    """Records from one list per field (in MEMORY_FIELDS order, values as the fields hold
+    them): the same records ``Memory(*values)`` gives, built ~2x faster, by setting each
+    slot through its descriptor instead of the frozen ``__init__``'s ``object.__setattr__``
+    per field (a million records from a snapshot: seconds). The builder is generated once,
+    like dataclasses' own ``__init__``, so the per-record work is one unrolled loop body."""
+    if not _BUILDER:
+        n = len(MEMORY_FIELDS)
+        body = [f"    s{i} = setters[{i}]" for i in range(n)]
+        body.append("    for " + ", ".join(f"v{i}" for i in range(n)) + " in zip(*columns, strict=True):")
+        body.append("        o = new(Memory)")
+        body += [f"        s{i}(o, v{i})" for i in range(n)]
+        body.append("        out(o)")
+        source = "def build(columns, records):\n    new = object.__new__\n    out = records.append\n"
+        scope = {"setters": [getattr(Memory, f).__set__ for f in MEMORY_FIELDS], "Memory": Memory}
+        exec(source + "\n".join(body) + "\n", scope)  # noqa: S102 (generated from field names only)
+        _BUILDER.append(scope["build"])
+    if len(columns) != len(MEMORY_FIELDS):
+        raise ValueError(f"{len(columns)} columns for {len(MEMORY_FIELDS)} fields")
+    records: list[Memory] = []
+    _BUILDER[0](columns, records)
+    return records

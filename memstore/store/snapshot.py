@@ -185,22 +185,60 @@ def read_snapshot(path: Path) -> tuple[State, dict]:
     return state, meta
 
 
-def _memories(table):
-    """The records of a snapshot's table, built column by column (no dict per row: 2-3x
-    faster than a row-wise read). The columns are the state's canonical rows, checksummed."""
-    from ..model import MEMORY_FIELDS, Memory, Salience
+def _memories(table) -> list:
+    """The records of a snapshot's table, built column by column (no dict per row). The
+    columns are the state's canonical rows, checksummed. Values a column repeats (kinds,
+    statuses, times, subjects; saliences) are one object shared by the records that hold
+    them, not one each: less to build, and a million records take less memory."""
+    from ..model import MEMORY_FIELDS, Salience, memories_from_columns
 
     tuples = {"actors", "time_buckets", "derived_from", "conflicts_with", "reconciled_with", "against"}
     columns = []
     for name in MEMORY_FIELDS:
         if name == "salience":
             axes = table.column("salience").combine_chunks().flatten()
-            columns.append(map(Salience, *(a.to_pylist() for a in axes)))
+            shared: dict[tuple, Salience] = {}
+            columns.append([shared.get(v) or shared.setdefault(v, Salience(*v))
+                            for v in zip(*(a.to_pylist() for a in axes), strict=True)])
         elif name in tuples:
-            columns.append(tuple(v) if v else () for v in table.column(name).to_pylist())
+            columns.append(_tuples(table.column(name)))
         else:
-            columns.append(table.column(name).to_pylist())
-    return map(Memory, *columns)
+            columns.append(_values(table.column(name)))
+    return memories_from_columns(columns)
+
+
+def _tuples(column) -> list:
+    """A list column's values as tuples, a tuple it repeats as one shared object (most lists
+    are empty, and actors and time buckets repeat)."""
+    import numpy as np
+    import pyarrow.compute as pc
+
+    column = column.combine_chunks()
+    full = np.flatnonzero(pc.fill_null(pc.list_value_length(column), 0).to_numpy())
+    out: list = [()] * len(column)
+    shared: dict[tuple, tuple] = {}
+    for i, t in zip(full.tolist(), map(tuple, column.take(full).to_pylist()), strict=True):
+        out[i] = shared.setdefault(t, t)
+    return out
+
+
+def _values(column) -> list:
+    """A column's values as Python objects, a value it repeats as one shared object."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if not pa.types.is_string(column.type) or len(column) < 1024:
+        return column.to_pylist()
+    column = column.combine_chunks()
+    if 4 * len(pc.dictionary_encode(column.slice(0, 4096)).dictionary) > 4096:
+        return column.to_pylist()  # mostly distinct (ids, texts): nothing to share
+    coded = pc.dictionary_encode(column)
+    values = coded.dictionary.to_pylist()
+    if 4 * len(values) > len(column):
+        return column.to_pylist()
+    values.append(None)  # a null's code below
+    codes = coded.indices.fill_null(len(values) - 1).to_numpy().tolist()
+    return [values[i] for i in codes]
 
 
 def snapshot_anchor(layout: Layout, meta: dict) -> dict | None:
