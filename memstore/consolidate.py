@@ -202,7 +202,8 @@ def _near_duplicates(s, now: str, config, embedder, memo: _Memo) -> list[dict]:
         key = (m.domain or "", m.subject)
         if redo is None or key in redo:
             groups.setdefault(key, []).append(m)
-    groups = {k: g for k, g in groups.items() if len(g) >= 2 and any(_fresh(m, since, s) for m in g)}
+    # (fresh records are the newest: looked for from a group's end)
+    groups = {k: g for k, g in groups.items() if len(g) >= 2 and any(_fresh(m, since, s) for m in reversed(g))}
     events: list[dict] = []
     batch: list[list[Memory]] = []
     texts = 0  # in the batch (a running count: many small groups make long batches)
@@ -302,9 +303,11 @@ _LONG = 3 * _MAX_CANDIDATES  # the ranking a run keeps per new record (_Memo)
 def _updates(s, now: str, config, memo: _Memo) -> list[dict]:
     """Newer records that update older beliefs in everyday words (memstore.beliefs)."""
     since = ts_after(now, -config["consolidate"]["lookback_days"])
-    pool = _select(s, "updates", lambda m: m.level == "raw" and m.outcome is None and m.status in _UPDATABLE
-                    and m.kind not in EPISODIC_KINDS)  # a meeting is an event: the next one does not update it
-    new = sorted((m for m in pool if m.status == "active" and _fresh(m, since, s)),
+    def pooled(m: Memory) -> bool:  # a meeting is an event: the next one does not update it
+        return m.level == "raw" and m.outcome is None and m.status in _UPDATABLE and m.kind not in EPISODIC_KINDS
+
+    pool = _select(s, "updates", pooled)
+    new = sorted(_select(s, "new", lambda m: pooled(m) and m.status == "active" and _fresh(m, since, s)),
                  key=lambda m: (m.recorded_at, m.seq, m.id))
     if not new:
         return []
@@ -423,40 +426,73 @@ def consolidate(state, *, now: str, config, embedder=None, mapper=map, keyer=Non
         events += batch
 
 
+class _Writes(dict):
+    """A run's records by id, with the ids it has written since, in order (``_Work``)."""
+
+    __slots__ = ("written",)
+
+    def __setitem__(self, key, value) -> None:
+        self.written.append(key)
+        dict.__setitem__(self, key, value)
+
+    def _refused(self, *args, **kwargs):
+        raise TypeError("a consolidation only replaces records")
+
+    __delitem__ = pop = popitem = setdefault = update = clear = _refused
+
+
 class _Work(State):
     """The state a run works on. Consolidation creates no record and moves none in the log
-    (its events change records in place), so the canonical order is sorted once a run, not
-    once a stage and round (a sort of a million records takes seconds); and each stage scans
-    the whole state once a run, not once a round (``select``)."""
+    (its events replace records in place), so the canonical order is sorted once a run, not
+    once a stage and round (a sort of a million records takes seconds); and a stage scans
+    the whole state once a run, then only the records written since (``select``)."""
 
     @classmethod
     def of(cls, state: State) -> _Work:
-        copy = state.copy()
-        work = cls(copy.memories, copy.keys, copy.seq, copy.at, copy.notes, copy.marks)
-        work._order = [m.id for m in state.ordered()]
-        work._selected = {}
+        memories = _Writes(state.memories)
+        memories.written = []
+        work = cls(memories, dict(state.keys), state.seq, state.at, dict(state.notes), dict(state.marks))
+        work._records = state.ordered()
+        work._synced = 0  # how far memories.written is applied to _records
+        work._at = None  # id -> position in _records (made when first needed)
+        work._selected = {}  # stage name -> [records, {id: position}, position in written]
         return work
 
+    def _changed(self, since: int) -> dict[str, Memory]:
+        return {i: self.memories[i] for i in self.memories.written[since:]}
+
     def ordered(self) -> list[Memory]:
-        if len(self._order) != len(self.memories):  # (no stage adds a record; kept honest)
-            self._order = [m.id for m in super().ordered()]
-        return [self.memories[i] for i in self._order]
+        if self._synced < len(self.memories.written):
+            if self._at is None:
+                self._at = {m.id: i for i, m in enumerate(self._records)}
+            for i, m in self._changed(self._synced).items():
+                self._records[self._at[i]] = m
+            self._synced = len(self.memories.written)
+        return list(self._records)
 
     def select(self, name: str, keep) -> list[Memory]:
         """The records ``keep`` holds for, in canonical order. A stage's first call scans the
-        state; later rounds test only the records its last call returned. That is the same
-        list because no event of a run makes a record pass a stage's filter it failed: the
-        filters ask for statuses a run only takes away (active; expired, which only active
-        reaches), for tier short (promote only sets long), for expires_at by now (only
-        promote changes it, to none), and for fields no consolidate event sets (level, kind,
-        outcome, subject, derived_from)."""
+        state; later calls test only the records written since, among those its last call
+        returned. That is the same list because no event of a run makes a record pass a
+        stage's filter it failed: the filters ask for statuses a run only takes away (active;
+        expired, which only active reaches), for tier short (promote only sets long), for
+        expires_at by now (only promote changes it, to none), and for fields no consolidate
+        event sets (level, kind, outcome, subject, derived_from)."""
         found = self._selected.get(name)
-        if found is None or len(self._order) != len(self.memories):
+        if found is None:
             records = [m for m in self.ordered() if keep(m)]
-        else:
-            records = [m for m in (self.memories[i] for i in found) if keep(m)]
-        self._selected[name] = [m.id for m in records]
-        return records
+            self._selected[name] = [records, None, len(self.memories.written)]
+            return list(records)
+        records, at, since = found
+        changed = self._changed(since)
+        found[2] = len(self.memories.written)
+        if changed:
+            if at is None:
+                at = found[1] = {m.id: i for i, m in enumerate(records)}
+            for i, m in changed.items():
+                if i in at:  # kept in place, or left as None (positions never move)
+                    records[at[i]] = m if keep(m) else None
+        return list(filter(None, records))
 
 
 def _select(s, name: str, keep) -> list[Memory]:
