@@ -41,7 +41,8 @@ from .policies import (
     policy_record,
     standing,
 )
-from .salience import effective, is_protected
+from .salience import is_protected
+from .tally import effective_of
 
 
 def derived_id(level: str, parts) -> str:
@@ -185,10 +186,12 @@ def _to_policy(s, m: Memory, now: str, config) -> list[dict]:
 def _climb(s, now: str, config) -> list[dict]:
     cfg = config["salience"]
     below: dict[str, list[Memory]] = {level: [] for level in LEVELS}
-    for m in s.ordered():
-        if (m.status == "active" and m.tier == "long" and m.level != "policy" and m.abstracted_by is None
-                and m.recorded_at < now and not is_protected(m.salience, cfg["protect_threshold"])
-                and effective(m, now, config) < config["distill"]["floor"]):
+    eligible = [m for m in s.ordered()
+                if m.status == "active" and m.tier == "long" and m.level != "policy" and m.abstracted_by is None
+                and m.recorded_at < now and not is_protected(m.salience, cfg["protect_threshold"])]
+    # effective salience by numpy (a million records: seconds less), the same numbers
+    for m, value in zip(eligible, effective_of(eligible, now, config), strict=True):
+        if value < config["distill"]["floor"]:
             below[m.level].append(m)
     events: list[dict] = []
     for m in below["raw"]:

@@ -108,28 +108,66 @@ class Columns:
 
     def _effective(self, part, t: int, config):
         """(the rounded values of the rows at positions ``part``, where they could be off)."""
-        import numpy as np
-
-        c, cfg = self.cols, config["salience"]
+        c = self.cols
         part = c.positions(part)  # positions in the full columns
-        axes = [c.full[f"a_{a}"][part] for a in AXES]
-        threshold = cfg["protect_threshold"]
-        protected = (axes[AXES.index("risk")] >= threshold) | (axes[AXES.index("importance")] >= threshold)
-        days = np.maximum((t - c.full["used"][part]) / 86400.0, 0.0)
-        table = np.array(_half_lives(cfg), dtype=np.float64)
-        kinds = (c.full["codes"][part] >> 12 & 0xFF)
-        total = np.zeros(len(days))
-        for i, a in enumerate(AXES):  # the order of effective's sum, axis by axis
-            w = cfg["weights"][a]
-            total = total + np.where(protected, w * axes[i], w * axes[i] * 0.5 ** (days / table[kinds, i]))
-        raw = total * (0.6 + 0.4 * c.full["confidence"][part]) * (1.0 + np.log1p(c.full["recalls"][part]))
-        value = np.minimum(1.0, raw)
-        floored = axes[AXES.index("importance")] >= cfg["floor_importance"]
-        value = np.where(floored, np.maximum(value, cfg["importance_floor"]), value)
-        scaled = value * 1e6
-        unsure = ((np.abs(scaled - np.floor(scaled) - 0.5) < 1e-3) | (np.abs(raw - 1.0) < 1e-9)
-                  | (floored & (np.abs(np.minimum(1.0, raw) - cfg["importance_floor"]) < 1e-9)))
-        return np.round(value, 6), unsure
+        return effective_arrays([c.full[f"a_{a}"][part] for a in AXES], t - c.full["used"][part],
+                                c.full["codes"][part] >> 12 & 0xFF, c.full["confidence"][part],
+                                c.full["recalls"][part], config)
+
+
+def effective_arrays(axes: list, seconds, kinds, confidence, recalls, config):
+    """numpy's ``salience.effective``, in its order of operations: the rounded values and
+    where they could round apart from Python's (within 1e-3 of a rounding half at the sixth
+    decimal, or within 1e-9 of a clamp). ``axes``: one array per axis (AXES order);
+    ``seconds``: since last use; ``kinds``: positions in KINDS (len(KINDS): one this version
+    does not know)."""
+    import numpy as np
+
+    cfg = config["salience"]
+    threshold = cfg["protect_threshold"]
+    protected = (axes[AXES.index("risk")] >= threshold) | (axes[AXES.index("importance")] >= threshold)
+    days = np.maximum(seconds / 86400.0, 0.0)
+    table = np.array(_half_lives(cfg), dtype=np.float64)
+    total = np.zeros(len(days))
+    for i, a in enumerate(AXES):  # the order of effective's sum, axis by axis
+        w = cfg["weights"][a]
+        total = total + np.where(protected, w * axes[i], w * axes[i] * 0.5 ** (days / table[kinds, i]))
+    raw = total * (0.6 + 0.4 * confidence) * (1.0 + np.log1p(recalls))
+    value = np.minimum(1.0, raw)
+    floored = axes[AXES.index("importance")] >= cfg["floor_importance"]
+    value = np.where(floored, np.maximum(value, cfg["importance_floor"]), value)
+    scaled = value * 1e6
+    unsure = ((np.abs(scaled - np.floor(scaled) - 0.5) < 1e-3) | (np.abs(raw - 1.0) < 1e-9)
+              | (floored & (np.abs(np.minimum(1.0, raw) - cfg["importance_floor"]) < 1e-9)))
+    return np.round(value, 6), unsure
+
+
+def effective_of(memories: list[Memory], now: str, config) -> list[float]:
+    """``[salience.effective(m, now, config) for m in memories]``, the same numbers, by numpy
+    (``effective_arrays``) with Python's own value where the two could round apart: distill's
+    floor test over a million records."""
+    import numpy as np
+
+    from .salience import last_use
+    from .timeutil import parse_ts
+
+    if not memories:
+        return []
+    n = len(memories)
+    axes = [np.fromiter((getattr(m.salience, a) for m in memories), dtype=np.float64, count=n) for a in AXES]
+    seconds: dict[str, int] = {}  # last-use times repeat: each parsed once
+    t = int(parse_ts(now).timestamp())
+    used = np.fromiter((seconds.get(u) or seconds.setdefault(u, t - int(parse_ts(u).timestamp()))
+                        for u in map(last_use, memories)), dtype=np.int64, count=n)
+    code = {k: i for i, k in enumerate(KINDS)}
+    kinds = np.fromiter((code.get(m.kind, len(KINDS)) for m in memories), dtype=np.int64, count=n)
+    confidence = np.fromiter((m.confidence for m in memories), dtype=np.float64, count=n)
+    recalls = np.fromiter((m.recall_count for m in memories), dtype=np.int64, count=n)
+    value, unsure = effective_arrays(axes, used, kinds, confidence, recalls, config)
+    out = value.tolist()
+    for i in np.flatnonzero(unsure).tolist():
+        out[i] = effective(memories[i], now, config)
+    return out
 
 
 class _Kept:

@@ -4,6 +4,7 @@ and only memories marked important or risky (flags or cue words) are protected."
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import pytest
 from hypothesis import given
@@ -226,3 +227,25 @@ def test_a_shorter_kind_half_life_never_raises_salience(kind, sal, confidence, r
     m = memory(kind, sal, confidence, recalls)
     now = ts_after(T0, age)
     assert effective(m, now, CONFIG) <= effective(m, now, LONGEST_TABLE)
+
+
+# rounding halves and clamps are where numpy and Python could part: values on a coarse grid
+# hit them often (0.5 ** 1, weights of tenths), and ages in whole and half days
+grid = st.sampled_from([0.0, 0.1, 0.25, 0.5, 0.7, 0.75, 1.0]) | unit
+records = st.lists(st.tuples(st.sampled_from(KINDS + ("a-kind-of-a-newer-log",)),
+                             st.builds(Salience, **{a: grid for a in AXES}), grid,
+                             st.integers(min_value=0, max_value=30),
+                             st.sampled_from([0.0, 0.5, 1.0, 3.0, 7.0, 30.0, 365.0, -2.0]) | ages),
+                   min_size=1, max_size=40)
+
+
+@given(records, tables)
+def test_effective_by_numpy_is_effective_record_for_record(rows, table):
+    from memstore.tally import effective_of
+
+    config = _config(table)
+    now = ts_after(T0, 400)
+    memories = [replace(memory(kind, sal, confidence, recalls), id=f"m{i}",
+                        last_reinforced_at=ts_after(now, -age))
+                for i, (kind, sal, confidence, recalls, age) in enumerate(rows)]
+    assert effective_of(memories, now, config) == [effective(m, now, config) for m in memories]
