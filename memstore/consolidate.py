@@ -48,8 +48,8 @@ from .fold import RETIRED, apply_stage
 from .model import AXES, EPISODIC_KINDS, Memory, normalize_text
 from .remember import reinforce_step
 from .salience import composite
-from .state import State
 from .timeutil import ts_after
+from .working import Working
 
 REINFORCE, ADD, UPDATE, CONFLICT = "reinforce", "add", "update", "conflict"
 # Only beliefs can be contradicted or updated. Notes are observations: two notes on one
@@ -408,7 +408,7 @@ def consolidate(state, *, now: str, config, embedder=None, mapper=map, keyer=Non
         from .embed import HashingEmbedder
 
         embedder = HashingEmbedder(config["embedder"]["hashing_dim"])
-    work = _Work.of(state)
+    work = Working.of(state)
     memo = _Memo(mapper, keyer)
     events: list[dict] = []
     while True:
@@ -426,78 +426,14 @@ def consolidate(state, *, now: str, config, embedder=None, mapper=map, keyer=Non
         events += batch
 
 
-class _Writes(dict):
-    """A run's records by id, with the ids it has written since, in order (``_Work``)."""
-
-    __slots__ = ("written",)
-
-    def __setitem__(self, key, value) -> None:
-        self.written.append(key)
-        dict.__setitem__(self, key, value)
-
-    def _refused(self, *args, **kwargs):
-        raise TypeError("a consolidation only replaces records")
-
-    __delitem__ = pop = popitem = setdefault = update = clear = _refused
-
-
-class _Work(State):
-    """The state a run works on. Consolidation creates no record and moves none in the log
-    (its events replace records in place), so the canonical order is sorted once a run, not
-    once a stage and round (a sort of a million records takes seconds); and a stage scans
-    the whole state once a run, then only the records written since (``select``)."""
-
-    @classmethod
-    def of(cls, state: State) -> _Work:
-        memories = _Writes(state.memories)
-        memories.written = []
-        work = cls(memories, dict(state.keys), state.seq, state.at, dict(state.notes), dict(state.marks))
-        work._records = state.ordered()
-        work._synced = 0  # how far memories.written is applied to _records
-        work._at = None  # id -> position in _records (made when first needed)
-        work._selected = {}  # stage name -> [records, {id: position}, position in written]
-        return work
-
-    def _changed(self, since: int) -> dict[str, Memory]:
-        return {i: self.memories[i] for i in self.memories.written[since:]}
-
-    def ordered(self) -> list[Memory]:
-        if self._synced < len(self.memories.written):
-            if self._at is None:
-                self._at = {m.id: i for i, m in enumerate(self._records)}
-            for i, m in self._changed(self._synced).items():
-                self._records[self._at[i]] = m
-            self._synced = len(self.memories.written)
-        return list(self._records)
-
-    def select(self, name: str, keep) -> list[Memory]:
-        """The records ``keep`` holds for, in canonical order. A stage's first call scans the
-        state; later calls test only the records written since, among those its last call
-        returned. That is the same list because no event of a run makes a record pass a
-        stage's filter it failed: the filters ask for statuses a run only takes away (active;
-        expired, which only active reaches), for tier short (promote only sets long), for
-        expires_at by now (only promote changes it, to none), and for fields no consolidate
-        event sets (level, kind, outcome, subject, derived_from)."""
-        found = self._selected.get(name)
-        if found is None:
-            records = [m for m in self.ordered() if keep(m)]
-            self._selected[name] = [records, None, len(self.memories.written)]
-            return list(records)
-        records, at, since = found
-        changed = self._changed(since)
-        found[2] = len(self.memories.written)
-        if changed:
-            if at is None:
-                at = found[1] = {m.id: i for i, m in enumerate(records)}
-            for i, m in changed.items():
-                if i in at:  # kept in place, or left as None (positions never move)
-                    records[at[i]] = m if keep(m) else None
-        return list(filter(None, records))
-
-
 def _select(s, name: str, keep) -> list[Memory]:
-    """``s.select`` on a run's state (_Work); a scan of any other state (the test oracle's)."""
-    if isinstance(s, _Work):
+    """``s.select`` on a run's state (memstore.working): a stage scans a million records once
+    a run, not once a round, since no consolidate event makes a record pass a stage's filter
+    it failed (the filters ask for statuses a run only takes away: active, and expired, which
+    only active reaches; for tier short, which promote only takes away; for expires_at by now,
+    which only promote changes, to none; and for fields no consolidate event sets: level,
+    kind, outcome, subject, derived_from). A scan of any other state (the test oracle's)."""
+    if isinstance(s, Working):
         return s.select(name, keep)
     return [m for m in s.ordered() if keep(m)]
 

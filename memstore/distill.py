@@ -43,6 +43,7 @@ from .policies import (
 )
 from .salience import is_protected
 from .tally import effective_of
+from .working import Working
 
 
 def derived_id(level: str, parts) -> str:
@@ -261,7 +262,7 @@ def _standing(s, key: tuple, sides: dict, now: str, config) -> list[dict]:
 def distill(state, *, now: str, config, embedder=None) -> list[dict]:
     """The events one distillation at ``now`` appends (without seq), in order."""
     del embedder  # abstractions are extractive; the parameter keeps every stage's signature
-    work = state.copy()
+    work = Working.of(state)  # its listings patched, not sorted again each stage
     events: list[dict] = []
     while True:
         batch: list[dict] = []
