@@ -321,3 +321,35 @@ def test_an_occasion_said_to_be_the_only_one_changes_nothing(old, new):
     """Not only a recurring practice: any statement has exceptions said as such."""
     assert signal(old, new) is None and relation(old, new) is None
 
+
+
+@pytest.mark.parametrize(("old", "new", "certain"), [
+    # the speaker gives the role up, or takes it
+    ("班長は私です", "班長は田中さんに交代しました", True),
+    ("The treasurer is me", "Sato is now the treasurer", True),
+    ("Tanaka-san is the team lead", "I am the team lead now", True),
+    # one of the two says more of the role (a time it held): unsure, a person decides
+    ("I'm the on-call lead this quarter", "Priya took over as on-call lead from me", False),
+    # everyday roles, between two people
+    ("田中さんが幹事です", "幹事は佐藤さんに交代しました", True),
+    ("Ken is the treasurer of the book club", "Aya took over as treasurer of the book club", True),
+])
+def test_a_role_changes_hands_the_speakers_included(old, new, certain):
+    verdict = relation(old, new)
+    assert verdict is not None and (verdict.rule, verdict.certain) == ("role", certain)
+
+
+@pytest.mark.parametrize(("old", "new"), [
+    ("My sister is the treasurer of the PTA", "I am the treasurer of the book club now"),  # another role
+    ("Ken is the design lead", "Aya is the backend lead now"),  # another team's
+    ("I'm the on-call lead this quarter", "Priya is on-call this weekend"),  # no update word
+    ("班長は私です", "来年の班長は田中さんかな"),  # a guess
+])
+def test_another_role_or_no_change_of_hands_is_no_role_change(old, new):
+    verdict = relation(old, new)
+    assert verdict is None or verdict.rule != "role"
+
+
+def test_a_name_with_a_japanese_honorific_in_latin_letters_is_the_holder():
+    assert frame("Tanaka-san is the team lead").holder == "name:tanaka"
+    assert frame("Sato-sensei moved to Osaka").holder == "name:sato"

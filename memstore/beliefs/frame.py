@@ -29,6 +29,7 @@ from .lexicon import (
     _EXPLICIT_TIME,
     _HIRA_NOUN,
     _HIRA_STOP,
+    _HONORIFIC,
     _INTERJECTION,
     _JA_COUNTERS,
     _JA_JOBS,
@@ -385,6 +386,7 @@ def _holder(text: str) -> str:
             return f"rel:{rel.group(1).casefold()}={named.group(1).casefold()}"  # my sister Hannah
         return "rel:" + rel.group(1).casefold()
     names = {m.group(1).casefold() for m in _JA_NAME.finditer(text) if m.group(1) not in _JA_JOBS}
+    names |= {m.group(1).casefold() for m in _HONORIFIC.finditer(text)}
     names |= {m.group(1).casefold() for m in _POSSESSIVE.finditer(text)
               if m.group(1).casefold() not in _COMMON_START}
     first = _NAME_START.match(text)

@@ -235,9 +235,12 @@ _KANJI_KATA = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff々〆]+|[\u3
 # "Alice is the tech lead now" changes who holds it.
 _ROLE = re.compile(
     r"\b(?:lead|leads|leader|head|heads|manager|manages|director|cto|ceo|cfo|coo|vp|engineer|designer|"
-    r"intern|owner|owns|chair|captain|pm|admin|maintainer|on-call|oncall|in charge)\b"
+    r"intern|owner|owns|chair|chairs|chairperson|captain|pm|admin|maintainer|on-call|oncall|in charge|"
+    r"treasurer|secretary|president|coordinator|organizer|organiser|supervisor|coach|moderator|"
+    r"representative|rep|point of contact|scrum master)\b"
     r"|リーダー|部長|課長|社長|担当|マネージャー|エンジニア|責任者|所属|異動|主任|係長|室長|取締役|常務|専務|役員|"
-    r"デザイナー|リサーチャー|メンター|インターン|昇進|就任|転向|\bpromoted\b|\bappointed\b", re.IGNORECASE)
+    r"デザイナー|リサーチャー|メンター|インターン|昇進|就任|転向|班長|会長|幹事|当番|委員長|理事長|会計係|書記|"
+    r"代表|店長|院長|校長|主将|キャプテン|監督|議長|司会|窓口|\bpromoted\b|\bappointed\b", re.IGNORECASE)
 
 
 # Single-valued frames: a new value replaces the old even without an update word.
@@ -393,6 +396,10 @@ _NAME_START = re.compile(
 
 # Diego's birthday: a possessive names someone wherever it stands ("the Pixel's in a drawer" is
 # "the Pixel is")
+# Tanaka-san, Sato-sensei: a name with a Japanese honorific written in Latin letters
+_HONORIFIC = re.compile(r"\b([A-Z][a-z]+)-(?:san|sama|kun|chan|sensei|senpai)\b")
+
+
 _POSSESSIVE = re.compile(r"\b([A-Z][a-z]+)['’]s\s+(?!(?:in|on|at|a|an|the|not|been|gone|got|now|still|back|"
                          r"over|out|off|up|down|here|there|fine|ok|okay|done|all|just|also|really)\b)\w")
 

@@ -8,7 +8,7 @@ from dataclasses import dataclass, replace
 from functools import lru_cache
 
 from .frame import Frame, _concept, _holders_agree, _people, _stem, frame
-from .lexicon import _I, _ONE_OFF, _ONLY_ONCE, _TENTATIVE
+from .lexicon import _I, _ONE_OFF, _ONLY_ONCE, _ROLE, _TENTATIVE
 
 
 @dataclass(frozen=True, slots=True)
@@ -200,13 +200,32 @@ def _names(f: Frame) -> set[str]:
 
 
 def _role_holder(a: Frame, b: Frame) -> Verdict | None:
-    """Someone else now holds the role: the texts differ only in the names."""
-    if not (a.role and b.role and b.markers and a.holder.startswith("name:") and b.holder.startswith("name:")):
+    """Someone else now holds the role, the speaker included ("班長は私" then "田中さんに交代",
+    "Priya took over as on-call lead from me"): the texts differ only in who holds it, once
+    the names and the speaker's own words are set aside, or one says less of the role than
+    the other (a time it held, a team)."""
+    people = ("name:", "rel:", "self")
+    if not (a.role and b.role and b.markers and a.holder.startswith(people) and b.holder.startswith(people)):
         return None
-    rest_a, rest_b = a.words - _names(a), b.words - _names(b)
-    if rest_a and rest_a == rest_b:
+    rest_a, rest_b = a.words - _holder_words(a) - _SPEAKER, b.words - _holder_words(b) - _SPEAKER
+    if not rest_a or not rest_b:
+        return None
+    if rest_a == rest_b:
         return Verdict(True, "role", f"new holder of {' '.join(sorted(rest_a))!r}")
+    shared = rest_a & rest_b
+    if (rest_a <= rest_b or rest_b <= rest_a) and any(_ROLE.search(w) for w in shared):
+        return Verdict(False, "role", f"new holder of {' '.join(sorted(shared))!r}?")
     return None
+
+
+def _holder_words(f: Frame) -> set[str]:
+    """The words that say who holds it: names (Tanaka-san too), and a relative's word."""
+    names = _names(f) | (_named(f) if f.holder.startswith("rel:") else set())
+    return names | {w for w in f.words if w.partition("-")[0] in names}
+
+
+# the speaker's own words that a frame keeps as content (English ones are stop words)
+_SPEAKER = frozenset({"私", "僕", "俺", "わたし", "自分"})
 
 
 def _as_concepts(f: Frame) -> Frame:
