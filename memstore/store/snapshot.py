@@ -145,9 +145,7 @@ def _table(memories: list):
                 else [()] * len(AXES)
             arrays.append(pa.StructArray.from_arrays([pa.array(a, type=pa.float64()) for a in axes],
                                                      fields=list(f.type)))
-        elif pa.types.is_list(f.type):
-            arrays.append(pa.array([list(v) for v in values], type=f.type))
-        else:
+        else:  # (a list field's tuples are sequences to Arrow)
             arrays.append(pa.array(values, type=f.type))
     return pa.Table.from_arrays(arrays, schema=schema)
 
