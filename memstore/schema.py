@@ -31,6 +31,9 @@ _TS = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$")
 _OCCURRED = {"year": re.compile(r"^\d{4}$"), "month": re.compile(r"^\d{4}-\d{2}$"),
              "day": re.compile(r"^\d{4}-\d{2}-\d{2}$"), "minute": re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}Z$")}
 _LINE_BREAKS = frozenset("\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029")
+# what a label may not hold: a line break, a C0 or C1 control, DEL (one regex search, not a
+# test per character: every log line has several labels)
+_NOT_IN_A_LABEL = re.compile("[\x00-\x1f\x7f-\x9f" + "".join(sorted(c for c in _LINE_BREAKS if ord(c) >= 0xa0)) + "]")
 _KEEP = ("new", "old", "both", "dismiss")
 _DIRECTIONS = (None, "mitigate", "reinforce")
 _AXIS_SET = frozenset(AXES)
@@ -100,7 +103,7 @@ def _label(value, name: str, *, optional: bool = True) -> None:
     if value is None and optional:
         return
     _text(value, name, limit=MAX_LABEL)
-    if not value.strip() or any(c in _LINE_BREAKS or ord(c) < 32 or 0x7f <= ord(c) < 0xa0 for c in value):
+    if not value.strip() or _NOT_IN_A_LABEL.search(value):
         raise Bad(f"{name} {_show(value)} must be one non-empty line of at most {MAX_LABEL} characters")
 
 

@@ -391,3 +391,26 @@ def test_the_transaction_refuses_to_write_a_malformed_planned_event(tmp_path):
     with pytest.raises(ValueError, match=r"salience.risk 55 must be a number from 0 to 1\); nothing was written"):
         commit(layout, lambda _view: Plan([bad]), T1)
     assert not (layout.root / "log").exists()
+
+
+from memstore import schema  # noqa: E402
+
+
+# the edges of each range refused, and their neighbours allowed, with any other character
+_EDGES = "\x00\x1f \x7e\x7f\x9f\xa0\u2027\u2028\u2029\u202a" + "".join(sorted(schema._LINE_BREAKS))
+
+
+@settings(max_examples=300)
+@given(st.text(alphabet=st.sampled_from(_EDGES) | st.characters(codec="utf-8"), max_size=6))
+def test_a_label_is_refused_exactly_for_a_line_break_or_a_control_character(text):
+    """(the regex _label searches with is the per-character rule it replaced)"""
+    from memstore.schema import Bad, _label
+
+    expected = not text.strip() or any(c in schema._LINE_BREAKS or ord(c) < 32 or 0x7f <= ord(c) < 0xa0
+                                       for c in text)
+    try:
+        _label(text, "subject", optional=False)
+        refused = False
+    except Bad:
+        refused = True
+    assert refused == expected
