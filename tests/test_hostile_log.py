@@ -395,7 +395,6 @@ def test_the_transaction_refuses_to_write_a_malformed_planned_event(tmp_path):
 
 from memstore import schema  # noqa: E402
 
-
 # the edges of each range refused, and their neighbours allowed, with any other character
 _EDGES = "\x00\x1f \x7e\x7f\x9f\xa0\u2027\u2028\u2029\u202a" + "".join(sorted(schema._LINE_BREAKS))
 
