@@ -195,11 +195,31 @@ def log_record(m: Memory) -> dict:
 
 
 def memory_from_dict(d: dict) -> Memory:
-    d = dict(d)
-    d["salience"] = Salience(**d.get("salience") or {})
-    for name in _TUPLE_FIELDS:
-        d[name] = tuple(d.get(name) or ())
-    return Memory(**{k: v for k, v in d.items() if k in _FIELD_SET})
+    """The record a dict (a log event's, an export row's) holds: its fields, the defaults for
+    those it leaves out, keys that are no field ignored; KeyError when it lacks a field with
+    no default. Built like ``memories_from_columns``: a fold builds a million of these."""
+    if not _FROM_DICT:
+        lines = ["def build(d):", "    o = new(Memory)"]
+        scope = {"new": object.__new__, "Memory": Memory, "Salience": Salience}
+        for i, f in enumerate(fields(Memory)):
+            scope[f"s{i}"] = getattr(Memory, f.name).__set__
+            if f.name == "salience":
+                value = "Salience(**(d.get('salience') or {}))"
+            elif f.name in _TUPLE_FIELDS:
+                value = f"tuple(d.get({f.name!r}) or ())"
+            elif f.default is MISSING:
+                value = f"d[{f.name!r}]"
+            else:
+                scope[f"default{i}"] = f.default
+                value = f"d.get({f.name!r}, default{i})"
+            lines.append(f"    s{i}(o, {value})")
+        lines.append("    return o")
+        exec("\n".join(lines) + "\n", scope)  # noqa: S102 (generated from field names only)
+        _FROM_DICT.append(scope["build"])
+    return _FROM_DICT[0](d)
+
+
+_FROM_DICT: list = []  # the generated builder (made on first use)
 
 
 _SPACES = re.compile(r"\s+")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import math
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -63,6 +64,31 @@ def test_memory_round_trips_through_canonical_json(m):
     back = memory_from_dict(loads(data))
     assert back == m
     assert dumps(memory_to_dict(back)) == data  # same value, same bytes
+
+
+def _by_constructor(d: dict) -> Memory:
+    """memory_from_dict as it was before it was generated: the frozen dataclass's constructor."""
+    d = dict(d)
+    d["salience"] = Salience(**d.get("salience") or {})
+    for name in ("actors", "time_buckets", "derived_from", "conflicts_with", "reconciled_with", "against"):
+        d[name] = tuple(d.get(name) or ())
+    return Memory(**{k: v for k, v in d.items() if k in {f.name for f in dataclasses.fields(Memory)}})
+
+
+_REQUIRED = ("id", "text", "recorded_at", "occurred_at", "precision")
+
+
+@given(memories, st.sets(st.sampled_from([f.name for f in dataclasses.fields(Memory)])),
+       st.dictionaries(st.sampled_from(["op", "extra", "memory"]), st.integers()))
+def test_a_dict_with_fields_left_out_or_unknown_keys_reads_as_the_constructor_reads_it(m, left_out, extra):
+    d = {k: v for k, v in memory_to_dict(m).items() if k not in left_out} | extra
+    if any(name in left_out for name in _REQUIRED):
+        with pytest.raises(KeyError):
+            memory_from_dict(d)
+        with pytest.raises(TypeError):
+            _by_constructor(d)
+    else:
+        assert memory_from_dict(d) == _by_constructor(d)
 
 
 @given(memories)
