@@ -27,7 +27,8 @@ def _records(n: int, seed: int) -> list[Memory]:
             outcome=rng.choice([None, None, "positive", "negative"]),
             time_buckets=rng.choice([(), ("2026",), ("2026", "2026-03")]),
             tier=rng.choice(["short", "long"]), status=rng.choice(["active", "archived", "superseded"]),
-            salience=Salience.uniform(rng.choice([0.2, 0.5, 0.8]), risk=rng.random()),
+            salience=Salience.uniform(rng.choice([0.2, 0.5, 0.8]), risk=rng.random()) if i % 13 else
+            Salience.uniform(0.5, urgency=rng.choice([0.0, -0.0])),  # equal, yet not the same text
             confidence=rng.choice([1.0, 0.7, 0.763]), source=rng.choice(["human", "agent"]),
             superseded_by=f"m{rng.randrange(n):015x}" if i % 3 == 0 else None,
             derived_from=tuple(f"m{j:015x}" for j in range(i % 4)),

@@ -227,8 +227,10 @@ def _memories(table) -> list:
         if name == "salience":
             axes = table.column("salience").combine_chunks().flatten()
             shared: dict[tuple, Salience] = {}
-            columns.append([shared.get(v) or shared.setdefault(v, Salience(*v))
-                            for v in zip(*(a.to_pylist() for a in axes), strict=True)])
+            columns.append([shared.get(k) or shared.setdefault(k, Salience(*v))
+                            for v in zip(*(a.to_pylist() for a in axes), strict=True)
+                            for k in ((v if 0.0 not in v else (v, tuple(map(repr, v)))),)])
+            # (-0.0 equals 0.0, so a tuple holding either is keyed by its text too: they read back apart)
         elif name in tuples:
             columns.append(_tuples(table.column(name)))
         else:
