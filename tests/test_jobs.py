@@ -180,6 +180,28 @@ def test_the_cache_reads_back_what_it_wrote(tmp_path):
 
 
 
+def test_a_cache_that_cannot_be_written_only_costs_time(tmp_path, monkeypatch):
+    """A full disk (or a cache path that is a file) loses the cache's entries, never the vectors:
+    the texts come back embedded, and nothing that could not be written is read back later."""
+    emb = HashingEmbedder(32)
+    many = texts(150)
+    real_write = os.write
+
+    def full(fd, data):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(os, "write", full)
+    got = EmbeddingCache(tmp_path, emb.name, emb.dim).embed(emb, many, "passage", batch=64)
+    monkeypatch.setattr(os, "write", real_write)
+    assert np.array_equal(got, emb.embed(many, "passage"))
+    assert (tmp_path / f"{emb.name}.bin").stat().st_size == 0
+    blocked = tmp_path / "a-file"
+    blocked.write_bytes(b"not a directory")
+    _LOADED.clear()
+    got = EmbeddingCache(blocked / "cache", emb.name, emb.dim).embed(emb, many, "passage")
+    assert np.array_equal(got, emb.embed(many, "passage"))
+
+
 def test_a_damaged_cache_entry_is_embedded_again_once(tmp_path):
     """A vector in the cache that is not unit length (damage) is not used: its text is embedded
     again and appended, and from then on the later entry of that text is the one read."""

@@ -11,6 +11,7 @@ import hashlib
 import os
 from pathlib import Path
 
+from ..errors import StoreError
 from ..store.fs import FILE_MODE, ensure_dir, write_all
 
 _LOADED: dict[Path, _Found] = {}  # path -> what this process has read of it: one read per process
@@ -54,7 +55,7 @@ class EmbeddingCache:
         found = _Found.of(self.path)
         try:
             size = self.path.stat().st_size
-        except FileNotFoundError:
+        except OSError:  # none yet, or no directory to hold one: nothing cached
             size = 0
         if size < found.read:  # deleted or replaced since: read it afresh
             found = _LOADED[self.path] = _Found()
@@ -118,8 +119,13 @@ class EmbeddingCache:
         many = getattr(embedder, "embed_batches", None)
         texts_of = [[texts[i] for i in chunk] for chunk in chunks]
         vecs_of = many(texts_of, role) if many else (embedder.embed(c, role) for c in texts_of)
+        unwritable = False
         for chunk, vecs in zip(chunks, vecs_of, strict=True):
-            self._append([hashes[i] for i in chunk], vecs)
+            if not unwritable:
+                try:
+                    self._append([hashes[i] for i in chunk], vecs)
+                except (OSError, StoreError):  # a full disk, an unwritable cache: the vectors
+                    unwritable = True  # are still returned, and embedded again next time
             out[chunk] = vecs
             if progress:
                 progress(len(chunk))
