@@ -43,6 +43,7 @@ from .conflicts import (
     single_valued,
     value_swap,
 )
+from .cosine import dot
 from .events import touched_ids
 from .fold import RETIRED, apply_stage
 from .model import AXES, EPISODIC_KINDS, Memory, normalize_text
@@ -278,7 +279,7 @@ def _group_duplicates(s, members: list[Memory], since: str, now: str, config, em
             continue
         rough = np.where(ok, matrix[:j] @ matrix[j], -np.inf)
         near = np.flatnonzero(rough >= rough.max() - 1e-5)
-        sims = {int(i): float(vecs[i] @ vecs[j]) for i in near}
+        sims = {int(i): dot(vecs[i], vecs[j]) for i in near}  # exact: the same on every machine
         best = max(sims, key=lambda i: (sims[i], -i))
         old, cosine = s.memories[members[best].id], round(sims[best], 4)
         if settled(old, new):

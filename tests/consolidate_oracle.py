@@ -23,6 +23,7 @@ from memstore.consolidate import (
     thresholds,
     update_events,
 )
+from memstore.cosine import dot
 from memstore.fold import apply_stage
 from memstore.model import EPISODIC_KINDS, Memory
 from memstore.timeutil import ts_after
@@ -49,7 +50,7 @@ def _near_duplicates(s, now: str, config, embedder) -> list[dict]:
                      if o.status == "active" and comparable(o, new)]
             if not older:
                 continue
-            sims = [float(vecs[o.id] @ vecs[new.id]) for o in older]
+            sims = [dot(vecs[o.id], vecs[new.id]) for o in older]
             best = max(range(len(older)), key=lambda i: (sims[i], -i))
             old, cosine = older[best], round(sims[best], 4)
             if settled(old, new):

@@ -11,6 +11,7 @@ import pytest
 
 from memstore.config import load_config
 from memstore.consolidate import consolidate, decide, thresholds
+from memstore.cosine import dot
 from memstore.embed import HashingEmbedder
 from memstore.memlog import MemLog
 from memstore.model import Memory
@@ -181,7 +182,7 @@ def _accuracy(embedder) -> float:
     for p, a, b in zip(pairs, va, vb, strict=True):
         kind = p.get("kind", "fact")  # the labelled pairs are statements of belief
         state, _rule = decide(_memory("a", p["a"], kind), _memory("b", p["b"], kind),
-                              round(float(a @ b), 4), lower, upper, CONFIG)
+                              round(dot(a, b), 4), lower, upper, CONFIG)
         right += state == p["label"]
     return right / len(pairs)
 

@@ -213,10 +213,11 @@ class VectorIndex:
             keys, rows = self._lookup(restrict)
             if not len(keys):
                 return []
-            # the query rounded as the other searches round it: a record scores the same either way
-            sims = np.round((rows @ _half(query).astype(np.float32)).astype(np.float64), 5)
-            top = np.lexsort((keys, -sims))[:limit]  # best similarity, then lowest seq
-            return [(int(keys[i]), float(sims[i])) for i in top]
+            # the query rounded as the other searches round it: a record scores the same either
+            # way; BLAS's rough cosines choose the candidates, exact ones rank them (memstore.cosine)
+            rough = rows @ _half(query).astype(np.float32)
+            near = np.lexsort((keys, -rough))[: limit + 32]
+            return _ranked(keys[near], rows[near], query, limit)
         # over-fetch so that ties at the cut are broken by seq, not by the search's internals
         count = min(limit + 32, n)
         if n <= EXACT_LIMIT and not self._pending:
@@ -225,17 +226,28 @@ class VectorIndex:
             from usearch.index import search as exact_search
 
             m = exact_search(self.rows, _half(query), count, "cos", exact=True, threads=1)
-            self.check_rows(self.rows[m.keys])  # damaged rows would rank: refuse them
+            rows = np.asarray(self.rows[m.keys], dtype=np.float32)
+            self.check_rows(rows)  # damaged rows would rank: refuse them
             found = self.keys[m.keys]
         else:
             m = self.index.search(_half(query), count, exact=n <= EXACT_LIMIT, threads=1)
-            found = m.keys
-            self._lookup(found)  # checks the rows of the hits
+            found, rows = self._lookup(m.keys)  # checks the rows of the hits
         if not np.isfinite(np.asarray(m.distances, dtype=np.float64)).all():
             raise ValueError(f"{self.path.name} gives distances that are not finite (damaged)")
-        pairs = [(int(k), round(1.0 - float(d), 5)) for k, d in zip(found, m.distances, strict=True)]
-        pairs.sort(key=lambda p: (-p[1], p[0]))
-        return pairs[:limit]
+        # USearch's kernel (chosen by processor) picks the hits; their order and cosines are
+        # computed exactly, the same on every machine
+        return _ranked(np.asarray(found, dtype=np.uint64), rows, query, limit)
+
+
+def _ranked(keys, rows, query, limit: int) -> list[tuple[int, float]]:
+    """[(seq, cosine rounded to 5 decimals)] of these rows, best first, ties by seq."""
+    import numpy as np
+
+    from ..cosine import half_cosines
+
+    sims = np.round(half_cosines(rows, _half(query)), 5)
+    top = np.lexsort((keys, -sims))[:limit]
+    return [(int(keys[i]), float(sims[i])) for i in top]
 
 
 def _half(vectors):

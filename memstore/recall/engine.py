@@ -487,7 +487,9 @@ def _stale(candidates: list[Memory], vecs: dict, floor) -> tuple[dict[int, tuple
     each older memory with its closest newer one and each newer with its closest older one,
     in time order; the caller puts the newer first."""
     from ..beliefs import about, frame, later, relation, signal
+    from ..cosine import Gram
 
+    gram = Gram(vecs)  # exact dot products: the same pairs on every machine
     raw = sorted((m for m in candidates if m.level == "raw" and m.outcome is None and m.kind not in EPISODIC_KINDS),
                  key=lambda m: (m.recorded_at, m.seq, m.id))
     stale: dict[int, str] = {}
@@ -504,7 +506,7 @@ def _stale(candidates: list[Memory], vecs: dict, floor) -> tuple[dict[int, tuple
                 continue
             elif (v := relation(old.text, new.text)) is not None:
                 stale[old.seq] = (new.seq, f"updated by {new.id} ({v.rule})", True)
-            elif old.seq in vecs and new.seq in vecs and (margin := float(vecs[old.seq] @ vecs[new.seq])
+            elif old.seq in gram and new.seq in gram and (margin := gram.dot(old.seq, new.seq)
                                                           - floor(frame(old.text).cjk, frame(new.text).cjk)) >= -SLACK:
                 said = signal(old.text, new.text)
                 if said == "update" and (margin >= 0 or about(old.text, new.text)):

@@ -33,6 +33,9 @@ def mmr(order: list[int], scores: dict[int, float], vectors: dict[int, object], 
     """
     if not order:
         return []
+    from ..cosine import Gram
+
+    gram = Gram(vectors)  # exact dot products: the same picks on every machine
     top = max(scores[s] for s in order) or 1.0
     picked: list[int] = []
     remaining = list(order)
@@ -49,11 +52,9 @@ def mmr(order: list[int], scores: dict[int, float], vectors: dict[int, object], 
             seen.add(best)
         picked.append(best)
         remaining.remove(best)
-        vb = vectors.get(best)
-        if vb is not None:
+        if best in gram:
             for s in remaining:
-                vs = vectors.get(s)
-                if vs is not None:
-                    r = max(0.0, (float(vs @ vb) - floor) / (1.0 - floor))
+                if s in gram:
+                    r = max(0.0, (gram.dot(s, best) - floor) / (1.0 - floor))
                     redundancy[s] = max(redundancy[s], r)
     return picked
