@@ -19,7 +19,8 @@ from memstore.index.keycache import KeyCache
 
 DATA = Path(__file__).parent / "data" / "beliefs"
 # sha256 of every text's sorted keys over tests/data/beliefs, under KEYS_VERSION
-RULE_DIGEST = {1: "9a9045afb6ef882e9dc4594fd38312b40bceff9bd4973e9654fee156d9a73825"}
+RULE_DIGEST = {1: "9a9045afb6ef882e9dc4594fd38312b40bceff9bd4973e9654fee156d9a73825",
+               2: "a2ed77df11bc4f29455a8a927d0ab9925e0f9e724519ab0773bb52b91ef0231f"}  # 2: 暮らし, 越してきた say where one lives
 
 
 def _texts() -> list[str]:

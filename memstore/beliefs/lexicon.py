@@ -253,7 +253,7 @@ _SINGLE = re.compile(
     r"job title|favou?rite|(?:first |last |full )?name is|address|phone|email|birthday|"
     r"vegetarian|vegan|married|single|pregnant|time ?zone)\b"
     r"|住|勤め|勤務|働い|役職|部署|所属|好きな|名前|住所|電話|メール|誕生日|ベジタリアン|菜食|支社|本社|支店|"
-    r"引っ越|引越|転居|移住|越して|アドレス|[\u4e00-\u9fff]{1,4}部(?![屋品分下])|"
+    r"引っ越|引越|転居|移住|越して|暮らし|暮らす|アドレス|[\u4e00-\u9fff]{1,4}部(?![屋品分下])|"
     r"\b(?:moved|relocated) to\b",
     _I)
 
@@ -300,7 +300,7 @@ _CONCEPTS = {
 
 # Concepts phrases carry, beyond single words (引っ越した: 引 and 越 alone say nothing).
 _CONCEPT_PHRASES = (
-    (re.compile(r"引っ越|引越|転居|住ん|住む|住ま|\b(?:[Mm]oved|[Rr]elocated) to (?:[A-Z]|a new (?:place|house|"
+    (re.compile(r"引っ越|引越|転居|住ん|住む|住ま|暮らし|暮らす|(?<!追い)越してき|\b(?:[Mm]oved|[Rr]elocated) to (?:[A-Z]|a new (?:place|house|"
                 r"home|apartment|flat))|\b(?:I|[Ww]e|[Tt]hey|[Hh]e|[Ss]he|[A-Z][a-z]+) (?:still )?(?:live|lives|lived|living)\s+"
                 r"(?:in|at|near|with|on|by)\b"), "住"),
     (re.compile(r"転職|勤め|働い|働く|勤務|入社|\bjoined\b|\b(?:work|works|worked|working) (?:at|for|in|from)\b",
