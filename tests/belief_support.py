@@ -15,6 +15,8 @@ log (supersede and conflict events) and ``export`` (statuses).
 from __future__ import annotations
 
 import json
+import os
+import tempfile
 import time
 from dataclasses import dataclass, field
 from datetime import date, timedelta
@@ -237,9 +239,24 @@ def _check(rc: int, out: str, err: str, what: str) -> str:
 
 
 def run_set(store: Path, *, embedder: str = "hashing", data: Path = DATA, progress=None) -> Report:
-    """Replay the whole set into a new store at ``store``; see the module docstring."""
+    """Replay the whole set into a new store at ``store``; see the module docstring. The
+    embedding and key caches are the run's own, so the figures never depend on what a
+    user's cache holds (entries another build or rule wrote)."""
     if embedder not in EMBEDDERS:
         raise ValueError(f"embedder {embedder!r}: use one of {', '.join(EMBEDDERS)}")
+    saved = os.environ.get("MEMSTORE_CACHE_DIR")
+    with tempfile.TemporaryDirectory(prefix="memstore-beliefs-cache-") as cache:
+        os.environ["MEMSTORE_CACHE_DIR"] = cache
+        try:
+            return _run_set(store, embedder, data, progress)
+        finally:
+            if saved is None:
+                os.environ.pop("MEMSTORE_CACHE_DIR", None)
+            else:
+                os.environ["MEMSTORE_CACHE_DIR"] = saved
+
+
+def _run_set(store: Path, embedder: str, data: Path, progress) -> Report:
     start = time.monotonic()
     make_store(store, EMBEDDERS[embedder])
     updates, stables, fillers = load_set(data)

