@@ -15,14 +15,13 @@ log (supersede and conflict events) and ``export`` (statuses).
 from __future__ import annotations
 
 import json
-import os
 import tempfile
 import time
 from dataclasses import dataclass, field
 from datetime import date, timedelta
 from pathlib import Path
 
-from reliability_support import cli, log_events, make_store
+from reliability_support import cache_env, cli, log_events, make_store
 
 from memstore.model import memory_id
 
@@ -244,16 +243,8 @@ def run_set(store: Path, *, embedder: str = "hashing", data: Path = DATA, progre
     user's cache holds (entries another build or rule wrote)."""
     if embedder not in EMBEDDERS:
         raise ValueError(f"embedder {embedder!r}: use one of {', '.join(EMBEDDERS)}")
-    saved = os.environ.get("MEMSTORE_CACHE_DIR")
-    with tempfile.TemporaryDirectory(prefix="memstore-beliefs-cache-") as cache:
-        os.environ["MEMSTORE_CACHE_DIR"] = cache
-        try:
-            return _run_set(store, embedder, data, progress)
-        finally:
-            if saved is None:
-                os.environ.pop("MEMSTORE_CACHE_DIR", None)
-            else:
-                os.environ["MEMSTORE_CACHE_DIR"] = saved
+    with tempfile.TemporaryDirectory(prefix="memstore-beliefs-cache-") as cache, cache_env(cache):
+        return _run_set(store, embedder, data, progress)
 
 
 def _run_set(store: Path, embedder: str, data: Path, progress) -> Report:

@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from fuzz_support import _innermost, run_cli
-from reliability_support import cli, make_store
+from reliability_support import cache_env, cli, make_store
 
 NOW = "2026-05-10T09:00:00Z"
 DAMAGES = ("trunc0", "trunc-half", "flip", "swap", "setback")
@@ -60,9 +60,7 @@ def build(root: Path, cache: Path, variant: int, older: Path | None = None) -> l
     """The store; returns a few ids to `show` (a promoted memory, an expired one, the policy)."""
     incident, note = WORDS[variant]
     make_store(root)
-    env = os.environ.get("MEMSTORE_CACHE_DIR")
-    os.environ["MEMSTORE_CACHE_DIR"] = str(cache)
-    try:
+    with cache_env(cache):
         def ms(*argv):
             rc, out, err = cli("--store", root, *argv)
             assert rc == 0, (argv, err)
@@ -83,11 +81,6 @@ def build(root: Path, cache: Path, variant: int, older: Path | None = None) -> l
             ms("snapshot", "--now", f"2026-{m:02d}-28T12:00:00Z")
             ms("index", "--now", f"2026-{m:02d}-28T12:00:00Z")
         state = [json.loads(line) for line in ms("export", "--now", NOW).splitlines()]
-    finally:
-        if env is None:
-            os.environ.pop("MEMSTORE_CACHE_DIR", None)
-        else:
-            os.environ["MEMSTORE_CACHE_DIR"] = env
     pick = [next(m["id"] for m in state if m["status"] == s) for s in ("active", "expired")]
     pick += [m["id"] for m in state if m["level"] == "policy"][:1]
     return pick
@@ -443,14 +436,8 @@ class Report:
 def damage_run(work: Path, *, seed: int = 1, sample: int | None = None, progress=None) -> Report:
     """Every (file kind, damage) pair, or ``sample`` of them: one damage per kind in turn, the
     damage rotating, so a short run still touches every kind."""
-    saved = os.environ.get("MEMSTORE_CACHE_DIR")
-    try:
+    with cache_env():  # the runs set it store by store
         return _damage_run(work, seed, sample, progress)
-    finally:
-        if saved is None:
-            os.environ.pop("MEMSTORE_CACHE_DIR", None)
-        else:
-            os.environ["MEMSTORE_CACHE_DIR"] = saved
 
 
 def _damage_run(work: Path, seed: int, sample: int | None, progress) -> Report:

@@ -21,6 +21,7 @@ import stat
 import subprocess
 import sys
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -84,6 +85,22 @@ def cli(*argv: str, stdin: bytes = b"") -> tuple[int, str, str]:
     finally:
         sys.stdin, sys.stdout, sys.stderr = saved
     return rc, out.text(), err.text()
+
+
+@contextmanager
+def cache_env(path=None):
+    """$MEMSTORE_CACHE_DIR set to ``path`` in the block (left as it is when None; code inside may
+    set it again), then as it was before."""
+    saved = os.environ.get("MEMSTORE_CACHE_DIR")
+    if path is not None:
+        os.environ["MEMSTORE_CACHE_DIR"] = str(path)
+    try:
+        yield
+    finally:
+        if saved is None:
+            os.environ.pop("MEMSTORE_CACHE_DIR", None)
+        else:
+            os.environ["MEMSTORE_CACHE_DIR"] = saved
 
 
 def subprocess_env() -> dict:
