@@ -46,21 +46,31 @@ def half_cosines(rows, query):
 
 
 class Gram:
-    """Dot products among a few half-precision vectors ({key: vector}), all computed at once
-    in integers: what recall's diversity and update checks compare with their floors."""
+    """Dot products among half-precision vectors ({key: vector}) in integers: what recall's
+    diversity and update checks compare with their floors. A key's row (its dots with every
+    key, in the dict's order) is computed when first asked for."""
 
     def __init__(self, vectors: dict):
         import numpy as np
 
         self._at = {k: i for i, k in enumerate(vectors)}
-        ints = _ints(list(vectors.values())) if vectors else np.zeros((0, 0), dtype=np.int64)
-        self._dots = (ints @ ints.T).astype(np.float64) * _UNSCALE
+        self._ints = _ints(list(vectors.values())) if vectors else np.zeros((0, 0), dtype=np.int64)
+        self._rows: dict = {}
 
     def __contains__(self, key) -> bool:
         return key in self._at
 
+    def row(self, key):
+        """float64 dots of ``key``'s vector with every vector, in the dict's order."""
+        import numpy as np
+
+        got = self._rows.get(key)
+        if got is None:
+            got = self._rows[key] = (self._ints @ self._ints[self._at[key]]).astype(np.float64) * _UNSCALE
+        return got
+
     def dot(self, a, b) -> float:
-        return float(self._dots[self._at[a], self._at[b]])
+        return float(self.row(a)[self._at[b]])
 
 
 def dot(a, b) -> float:

@@ -37,6 +37,9 @@ SLACK = 0.03  # an update word lowers the cosine floor for two candidates of one
 QUESTION = 0.5  # a memory that is only a question ("What's 7.5 miles in kilometres?")
 AFTER = 0.999  # the older of a likely change's pair: just under the newer, which takes its place
 REPLACEMENT_SEEDS = 5  # the best candidates whose replacements recall fetches
+# the update checks compare every pair of the best 2 * min(k, this): quadratic, so a --k 1000
+# took a minute on 3,000 memories (2M pairs); the top of a long list is what they order
+UPDATE_DEPTH = 25
 BRUTE_FORCE_LIMIT = 20_000  # cue-filtered semantic search scores candidates directly up to this many
 OVERFETCH_LIMIT = 1_000  # ... unless this deep a search of the whole index finds enough of them
 RESULT_FIELDS = ("id", "key", "text", "kind", "subject", "actors", "occurred_at", "recorded_at",
@@ -269,7 +272,7 @@ def _recall(req: Request, ix, *, now: str, config) -> dict:
     newer: dict[int, int] = {}  # {older: what updates it}: diversity never puts the older first
     if req.as_of is None:
         floor = lambda a, b: update_cosine(config, ix.embedder, a, b)  # noqa: E731
-        stale, changed = _stale([records[s] for s in order[: req.k * 2]], vecs, floor)
+        stale, changed = _stale([records[s] for s in order[: min(req.k, UPDATE_DEPTH) * 2]], vecs, floor)
         # what updates a matching memory answers the question it matched (as a superseding
         # memory does, _replacements): it takes the older one's score, in time order so that
         # a chain carries it to the newest; then the older one is halved
@@ -489,7 +492,7 @@ def _stale(candidates: list[Memory], vecs: dict, floor) -> tuple[dict[int, tuple
     from ..beliefs import about, frame, later, relation, signal
     from ..cosine import Gram
 
-    gram = Gram(vecs)  # exact dot products: the same pairs on every machine
+    gram = Gram({m.seq: vecs[m.seq] for m in candidates if m.seq in vecs})  # exact: the same on every machine
     raw = sorted((m for m in candidates if m.level == "raw" and m.outcome is None and m.kind not in EPISODIC_KINDS),
                  key=lambda m: (m.recorded_at, m.seq, m.id))
     stale: dict[int, str] = {}
