@@ -2,10 +2,10 @@
 
 USearch's distance kernels and BLAS (numpy's ``@`` on floats) choose their SIMD code by
 processor, AVX2 on one machine and AVX-512 on another, and sum in different orders. On the
-year fixture's index the same two vectors got cosines up to 3.5e-7 apart from the exact
-value, and 0.9% of them rounded apart at five decimals: enough to swap two near-tied
-memories in a ranking, and through the touches that recall writes, every checkpoint after
-it. So what reaches a ranking or the log is computed here, exactly, and rounded once:
+year fixture's index USearch's cosines were up to 3.4e-7 from the exact value, and 0.79% of
+them rounded apart at five decimals (`python bench/kernels.py --store DIR`): enough to swap
+two near-tied memories in a ranking, and through the touches that recall writes, every
+checkpoint after it. So what reaches a ranking or the log is computed here, exactly, and rounded once:
 
 - half-precision rows (the vector index's) are integers once scaled by 2**24, their dot
   products are sums of integers (exact, in any order), and a cosine is one division of

@@ -45,9 +45,7 @@ def mmr(order: list[int], scores: dict[int, float], vectors: dict[int, object], 
     relevance = lam * np.array([scores[s] for s in order], dtype=np.float64) / top
     redundancy = np.zeros(len(order), dtype=np.float64)
     alive = np.ones(len(order), dtype=bool)
-    has = np.array([s in gram for s in order], dtype=bool)
-    keys = [s for s in order if s in gram]  # the gram's rows, in its order
-    where = np.array([at[s] for s in keys], dtype=np.int64)
+    where = np.array([at[s] for s in order if s in gram], dtype=np.int64)  # the gram's rows' places
     picked: list[int] = []
     while alive.any() and len(picked) < k:
         value = relevance - (1 - lam) * redundancy
@@ -61,7 +59,7 @@ def mmr(order: list[int], scores: dict[int, float], vectors: dict[int, object], 
             seen.add(best)
         picked.append(best)
         alive[at[best]] = False
-        if has[at[best]]:
+        if best in gram:
             r = np.maximum(0.0, (gram.row(best) - floor) / (1.0 - floor))
             redundancy[where] = np.maximum(redundancy[where], r)
     return picked
