@@ -7,11 +7,20 @@ a few ms per process) only for a text that may state a time.
 from __future__ import annotations
 
 import re
+from functools import cache
 
-_DIGIT_OR_JA = re.compile(r"[\d日月年週朝夜晩時分]|おとと")
 _DIGITS = b"0123456789"
-_YEARISH = re.compile(rb"\d{4}")
-_ABBREVIATED = re.compile(rb"(?i)jan|feb|mar|apr|jun|jul|aug|sep|oct|nov|dec")
+# a word of its own, as the grammar reads one ("Jan 5", "1 JAN", "Sept 3"): "benchmark 7",
+# "decided after incident 42" and "junior 2" hold none (before, any "dec" or "mar" with a
+# digit loaded the grammar); full names are among the words below
+_ABBREVIATED = rb"(?i)\b(?:jan|feb|mar|apr|jun|jul|aug|sept?|oct|nov|dec)(?![a-z])"
+
+
+@cache
+def _patterns() -> tuple[re.Pattern, re.Pattern, re.Pattern]:
+    """(year-like digits, a month abbreviation, a digit or a Japanese time character):
+    compiled on first need."""
+    return re.compile(rb"\d{4}"), re.compile(_ABBREVIATED), re.compile(r"[\d日月年週朝夜晩時分]|おとと")
 
 
 def may_hold_time(text: str) -> bool:
@@ -25,9 +34,10 @@ def may_hold_time(text: str) -> bool:
         # a digit alone is not enough: every English expression with digits and no time word
         # holds a year (2020, 2024-04-05, 2026-W23); "note number 3" must not load the grammar
         if len(raw.translate(None, _DIGITS)) != len(raw):
-            if _YEARISH.search(raw) or _ABBREVIATED.search(raw):  # "Jan 5", "1 JAN": a day in a month
+            yearish, abbreviated, _ = _patterns()
+            if yearish.search(raw) or abbreviated.search(raw):  # "Jan 5", "1 JAN": a day in a month
                 return True
-    elif _DIGIT_OR_JA.search(text):
+    elif _patterns()[2].search(text):
         return True
     s = text.lower()
     return ("ago" in s or "last" in s or "past" in s or "previous" in s or "day" in s or "tonight" in s

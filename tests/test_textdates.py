@@ -209,6 +209,8 @@ _TOKENS = [
     "winter", "yesterday", "today", "tomorrow", "tonight", "morning", "night", ",", ".", "-", "$",
     "v", "年", "月", "日", "前", "後", "間", "の", "先週", "先月", "去年", "今年", "一昨年", "昨日",
     "十", "三", "二十", "ヶ月", "週間", "火曜", "夏", "冬", "２０２０", "İ",
+    # abbreviations inside and beside words: the pre-check reads them as words of their own
+    "dec", "Dec.", "decided", "benchmark", "mar", "sep", "sept", "JUN", "junior", "oct", "5", "1st",
 ]
 _texts = st.one_of(
     st.text(max_size=60),
@@ -238,3 +240,18 @@ def test_event_time_is_total_and_never_after_the_record_unless_absolute(text, re
 def test_the_pre_check_is_a_necessary_condition(text):
     if not _may_hold_time(text):
         assert all(_as_event(e) is None for e in scan(text, R))
+
+
+@pytest.mark.parametrize("text, may", [
+    ("benchmark note number 77 about deploys", False),  # "mar" inside a word
+    ("We decided to move billing after incident 42", False),
+    ("the junior dev fixed 3 bugs", False),
+    ("Jan 5 standup moved", True),
+    ("review on 1 JAN", True),
+    ("Sept. 3 sync", True),
+    ("dec 4 offsite", True),
+])
+def test_the_pre_check_reads_month_abbreviations_as_words(text, may):
+    assert _may_hold_time(text) is may
+    if may:
+        assert event_time(text, R) is not None
