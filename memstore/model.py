@@ -6,10 +6,17 @@ memstore(5); the memory model (axes, decay, ladder) in memstore(7).
 
 from __future__ import annotations
 
-import hashlib
 import re
 import unicodedata
 from dataclasses import MISSING, dataclass, field, fields
+
+try:  # CPython's own SHA-256, the same digest: hashlib would load OpenSSL, ~2.5 ms of every
+    from _sha2 import sha256  # remember's start (3.12 and later)
+except ImportError:
+    try:
+        from _sha256 import sha256  # 3.11
+    except ImportError:  # another Python
+        from hashlib import sha256
 
 # The seven salience axes, each in [0, 1]. Order is the canonical order.
 AXES = ("importance", "urgency", "risk", "novelty", "emotion", "recurrence", "actionability")
@@ -232,7 +239,7 @@ def normalize_text(text: str) -> str:
 
 def memory_id(text: str, subject: str | None, domain: str | None) -> str:
     """Content-derived id: same text, subject and domain give the same id everywhere."""
-    h = hashlib.sha256()
+    h = sha256()
     h.update("\x1f".join((domain or "", subject or "", normalize_text(text))).encode())
     return "m" + h.hexdigest()[:15]
 

@@ -121,7 +121,8 @@ def occurred_start(occurred: str) -> datetime:
         return datetime(int(occurred[:4]), int(occurred[5:7]), 1, tzinfo=UTC)
     if len(occurred) == 10:
         return datetime.fromisoformat(occurred).replace(tzinfo=UTC)
-    return datetime.strptime(occurred, "%Y-%m-%dT%H:%MZ").replace(tzinfo=UTC)
+    o = occurred  # YYYY-MM-DDTHH:MMZ (strptime would load _strptime: ms of a remember's start)
+    return datetime(int(o[:4]), int(o[5:7]), int(o[8:10]), int(o[11:13]), int(o[14:16]), tzinfo=UTC)
 
 
 def iso_week(d: date) -> str:
