@@ -132,42 +132,82 @@ _ACK = (
     r"お先に失礼します|おつかれ(?:さま)?)"
 )
 _ACK_GAP = r"[\s,.!?！？。、〜ー…w]*"
-GREETING = re.compile(rf"^\s*{_ACK}(?:{_ACK_GAP}{_ACK})*{_ACK_GAP}$", _I)
+_GREETING = rf"^\s*{_ACK}(?:{_ACK_GAP}{_ACK})*{_ACK_GAP}$"
 
-DISAMBIGUATION = re.compile(
+_DISAMBIGUATION = (
     r"\b(?:here|in this (?:context|thread|doc(?:ument)?|chat))\b.{0,60}\bmeans?\b"
     r"|\bby [\"'“]?\w[\w\s-]{0,30}[\"'”]? (?:I|we) mean\b"
-    r"|ここでの.{1,30}は|この文脈(?:で|での)|ここで言う",
-    _I,
+    r"|ここでの.{1,30}は|この文脈(?:で|での)|ここで言う"
 )
-
-PREFERENCE = re.compile(
+_PREFERENCE = (
     r"\b(?:I|we)\s+(?:really\s+)?(?:prefer|like|love|hate|dislike|don'?t like|do not like|"
     r"always|never)\b"
     r"|\bmy favou?rite\b|\bI'?m allergic\b"
-    r"|(?:が|は)(?:大?好き|嫌い|苦手)|を好む|私の.{1,20}は|アレルギー",
-    _I,
+    r"|(?:が|は)(?:大?好き|嫌い|苦手)|を好む|私の.{1,20}は|アレルギー"
 )
-
-DECISION = re.compile(
+_DECISION = (
     r"\b(?:we|I|the team|they)\s+(?:have\s+)?(?:decided|agreed|chose|chosen|will go with|"
     r"are going with|settled on)\b|\blet'?s go with\b|\bdecision\s*:"
-    r"|に決めた|に決定|ことにした|ことに決め|で合意|を採用(?:する|した|します)",
-    _I,
+    r"|に決めた|に決定|ことにした|ことに決め|で合意|を採用(?:する|した|します)"
 )
-
-DEFINITION = re.compile(
+_DEFINITION = (
     r"^\s*[\"'“]?[\w][\w\s./+-]{0,40}[\"'”]?\s+(?:is|are)\s+(?:a|an|the|our|short for)\b"
     r"|^\s*[\w][\w\s./+-]{0,40}\s+(?:means|stands for|refers to)\b"
-    r"|.{1,40}とは.{1,200}(?:である|です|だ|のこと|を指す|を意味する)",
-    _I,
+    r"|.{1,40}とは.{1,200}(?:である|です|だ|のこと|を指す|を意味する)"
 )
 
+# Every match of a pattern holds one of its hints (in the folded text, below), so a pattern
+# is compiled and run only for a text that holds one: compiling all five cost ~3 ms of every
+# `remember` start, most of the time for a text that none of them matches. Held to the
+# patterns by a property test (tests/test_classify.py).
+_ACK_STARTS = (
+    "hi", "hello", "hey", "yo", "thank", "thx", "ty", "ok", "k", "sure", "got it", "cool", "great",
+    "nice", "yes", "yeah", "yep", "no", "bye", "good ", "see you", "lol", "np", "sounds good",
+    "will do", "noted", "lgtm", "cheers", "have a", "+1",
+    "こん", "おは", "あり", "どうも", "了解", "承知", "はい", "うん", "ええ", "いいえ", "よろしく",
+    "お疲れ", "またね", "なるほど", "お先に", "おつかれ",
+)
+_RULE_HINTS = {
+    "disambiguation": ("mean", "ここで", "この文脈"),
+    "decision": ("decided", "agreed", "chose", "go with", "going with", "settled on", "decision",
+                 "決め", "決定", "ことにした", "で合意", "を採用"),
+    "preference": ("prefer", "like", "love", "hate", "always", "never", "favo", "allergic",
+                   "好", "嫌い", "苦手", "私の", "アレルギー"),
+    "definition": ("mean", "stands for", "refers to", "とは"),
+}
+_SOURCES = {"greeting": _GREETING, "disambiguation": _DISAMBIGUATION, "preference": _PREFERENCE,
+            "decision": _DECISION, "definition": _DEFINITION}
+
+
+@cache
+def pattern(name: str) -> re.Pattern:
+    """The compiled pattern of a rule (greeting, disambiguation, decision, preference,
+    definition): on first use."""
+    return re.compile(_SOURCES[name], _I)
+
+
+def _folded(text: str) -> str:
+    """Lower case, with the four characters that IGNORECASE also matches to an ASCII letter
+    (İ ı → i, ſ → s; the Kelvin sign lowers to k by itself) spelt as that letter."""
+    low = text.lower()
+    if low.isascii():
+        return low
+    return low.replace("i\u0307", "i").replace("ı", "i").replace("ſ", "s")
+
+
+def _may_match(name: str, low: str, words: list[str]) -> bool:
+    if name == "greeting":
+        return low.lstrip().startswith(_ACK_STARTS)
+    if name == "definition" and ("is" in words or "are" in words):
+        return True
+    return any(h in low for h in _RULE_HINTS[name])
+
+
 _RULES = (
-    (DISAMBIGUATION, ("disambiguation", "short", "disambiguation")),
-    (DECISION, ("decision", "long", "decision")),
-    (PREFERENCE, ("preference", "long", "preference")),
-    (DEFINITION, ("definition", "long", "definition")),
+    ("disambiguation", ("disambiguation", "short", "disambiguation")),
+    ("decision", ("decision", "long", "decision")),
+    ("preference", ("preference", "long", "preference")),
+    ("definition", ("definition", "long", "definition")),
 )
 _DEFAULT = ("note", "short", "default")
 
@@ -182,10 +222,12 @@ def _result(rule: tuple[str, str, str], found: str | None) -> Classification:
 
 
 def classify(text: str) -> Classification:
-    if GREETING.match(text):
+    low = _folded(text)
+    words = low.split()  # the same white space as the patterns' \s
+    if _may_match("greeting", low, words) and pattern("greeting").match(text):
         return SKIP
     found = cue(text)
-    for pattern, rule in _RULES:
-        if pattern.search(text):
+    for name, rule in _RULES:
+        if _may_match(name, low, words) and pattern(name).search(text):
             return _result(rule, found)
     return _result(_DEFAULT, found)

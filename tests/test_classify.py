@@ -162,3 +162,44 @@ def test_classify_is_total_and_deterministic(text):
     assert c == classify(text)
     assert c.tier in ("short", "long", "skip")
     assert all(0.0 <= v <= 1.0 for v in c.prior.as_dict().values())
+
+
+# The hint gates in front of the patterns (classify._may_match) must never turn a match away:
+# classify with them is classify without them, on texts made of the hints, their neighbours,
+# the characters IGNORECASE matches to an ASCII letter (İ ı ſ K) and odd white space.
+_PIECES = [
+    "we", "We", "WE", "I", "I'm", "the team", "they", "decided", "DECIDED", "decİded", "agreed",
+    "chose", "chosen", "will go with", "are going with", "settled on", "ſettled on", "let's go with",
+    "decision", "decision:", "prefer", "like", "dislike", "don't like", "love", "hate", "always",
+    "never", "my favorite", "my favourite", "allergic", "here", "in this context", "means", "mean",
+    "by", '"', "“", "”", "'", "is", "İS", "ıs", "are", "a", "an", "the", "our", "short for",
+    "stands for", "refers to", "hi", "Hi", "thanks", "thank you", "ok", "oK", "k", "ſure", "sure",
+    "got it", "good morning", "have a nice day", "+1", "lol", "no", "nope", "bye", "!", ".", ",",
+    "?", "x", "foo", "API", "SLO", "12", "\t", "\n", "\u3000", "\xa0", "\u2028",
+    "ここでの", "この文脈で", "ここで言う", "とは", "のことです", "である", "が好き", "は嫌い",
+    "が苦手", "を好む", "私の", "アレルギー", "に決めた", "に決定", "ことにした", "ことに決め",
+    "で合意", "を採用した", "ありがとう", "了解です", "お疲れ様です", "はい", "コーヒー", "は",
+]
+_joined = st.lists(st.sampled_from(_PIECES), max_size=10)
+
+
+def _unguarded(text):
+    import re
+
+    from memstore import classify as c
+
+    def rule(name):
+        return re.compile(c._SOURCES[name], re.IGNORECASE)
+
+    if rule("greeting").match(text):
+        return c.SKIP
+    found = cue(text)
+    for name, result in c._RULES:
+        if rule(name).search(text):
+            return c._result(result, found)
+    return c._result(c._DEFAULT, found)
+
+
+@given(st.one_of(_joined.map(" ".join), _joined.map("".join), st.text(max_size=80)))
+def test_the_hints_never_turn_a_match_away(text):
+    assert classify(text) == _unguarded(text)
