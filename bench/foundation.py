@@ -1,6 +1,7 @@
 """Foundation benchmark: start-up cost of `memstore remember` and bulk --jsonl throughput.
 
     python bench/foundation.py [--lines 100000] [--runs 15] [--bulk-runs 3] [--profile]
+                               [--other SRC]
 
 Prints, for this machine, in one run:
   (a) the median wall time of `python -c "import typer, orjson"` (the import floor)
@@ -10,7 +11,11 @@ Prints, for this machine, in one run:
       Japanese, some with subjects and actors) into a fresh store: median wall time
       and lines/s (goal: >= 20,000 lines/s).
 With --profile, (b) is also run in-process under cProfile and the top functions
-are printed. Everything happens in a temporary directory that is removed after.
+are printed. With --other SRC (another checkout, e.g. `git worktree add /tmp/old REV`),
+(a) also times that checkout's `remember`, interleaved with this one's; both then run
+as `python -c "from memstore_cli.main import entry; entry()"` from a directory that
+holds only links to their memstore/ and cli/ (PYTHONPATH), so each pays the same
+import path and neither reads the other's modules. Everything happens in a temporary directory that is removed after.
 Not a test: pytest never collects it (it lives outside tests/).
 """
 
@@ -66,9 +71,10 @@ def memstore_bin() -> list[str]:
     return [sys.executable, "-m", "memstore_cli.main"]
 
 
-def timed(cmd: list[str], env: dict) -> float:
+def timed(cmd: list[str], env: dict, cwd: Path | None = None) -> float:
     start = time.perf_counter()
-    subprocess.run(cmd, env=env, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    # cwd: `python -c` puts the working directory first on sys.path; a checkout's would win
+    subprocess.run(cmd, env=env, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=cwd)
     return time.perf_counter() - start
 
 
@@ -98,20 +104,31 @@ def generate(lines: int, seed: int = 7) -> bytes:
     return b"\n".join(out) + b"\n"
 
 
-def bench_startup(tmp: Path, runs: int, env: dict) -> tuple[float, float]:
+def bench_startup(tmp: Path, runs: int, env: dict, other: Path | None = None) -> dict[str, float]:
+    """Median start-up of the floor, of this checkout's remember and (with ``other``) of
+    another checkout's, interleaved."""
     floor_cmd = [python_bin(), "-c", "import typer, orjson"]
-    store = tmp / "startup-store"
-    ms = memstore_bin()
-    # warm the page cache and .pyc files once, untimed
-    timed(floor_cmd, env)
-    timed([*ms, "--store", str(store), "remember", "warm-up note for the cache", "--now", NOW], env)
-    floors, remembers = [], []
-    for i in range(runs):
-        floors.append(timed(floor_cmd, env))
-        cmd = [*ms, "--store", str(store), "remember", f"benchmark note number {i} about deploys",
-               "--now", NOW]
-        remembers.append(timed(cmd, env))
-    return statistics.median(floors), statistics.median(remembers)
+    variants: dict[str, tuple[list[str], dict]] = {"floor": (floor_cmd, env)}
+    if other is None:
+        variants["remember"] = (memstore_bin(), env)
+    else:
+        entry = [python_bin(), "-c", "from memstore_cli.main import entry; entry()"]
+        for name, src in (("remember", Path(__file__).resolve().parent.parent), ("other", other)):
+            linked = tmp / f"src-{name}"
+            linked.mkdir()
+            (linked / "memstore").symlink_to(src.resolve() / "memstore")
+            (linked / "memstore_cli").symlink_to(src.resolve() / "cli")
+            variants[name] = (entry, {**env, "PYTHONPATH": str(linked)})
+    times: dict[str, list[float]] = {name: [] for name in variants}
+    for i in range(runs + 1):  # the first round warms the page cache and .pyc files, untimed
+        for name, (cmd, cmd_env) in variants.items():
+            if name != "floor":
+                cmd = [*cmd, "--store", str(tmp / f"startup-{name}"), "remember",
+                       f"benchmark note number {i} about deploys", "--now", NOW]
+            took = timed(cmd, cmd_env, cwd=tmp)
+            if i:
+                times[name].append(took)
+    return {name: statistics.median(t) for name, t in times.items()}
 
 
 def bench_bulk(tmp: Path, lines: int, runs: int, env: dict) -> list[float]:
@@ -161,6 +178,8 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=15, help="start-up runs of each command")
     ap.add_argument("--bulk-runs", type=int, default=3, help="bulk runs (median reported)")
     ap.add_argument("--profile", action="store_true", help="also profile the bulk path (cProfile)")
+    ap.add_argument("--other", type=Path, metavar="SRC",
+                    help="another checkout whose remember start-up is timed interleaved with this one's")
     args = ap.parse_args()
 
     env = {k: v for k, v in os.environ.items() if not k.startswith("MEMSTORE_")}
@@ -171,12 +190,18 @@ def main() -> None:
           f"{platform.system()} {platform.release()}")
     tmp = Path(tempfile.mkdtemp(prefix="memstore-bench-"))
     try:
-        floor, remember = bench_startup(tmp, args.runs, env)
+        if args.other is not None and not (args.other / "memstore").is_dir():
+            sys.exit(f"--other {args.other}: no memstore/ there (give a checkout of this repository)")
+        medians = bench_startup(tmp, args.runs, env, args.other)
+        floor, remember = medians["floor"], medians["remember"]
         ratio = remember / floor
         print(f"(a) start-up, median of {args.runs} interleaved runs")
         print(f"    import floor  python -c 'import typer, orjson'  {floor * 1000:7.1f} ms")
         print(f"    memstore remember TEXT --now ...               {remember * 1000:7.1f} ms")
         print(f"    ratio {ratio:.2f}x  (goal <= {FLOOR_GOAL}x: {'met' if ratio <= FLOOR_GOAL else 'MISSED'})")
+        if "other" in medians:
+            print(f"    --other {args.other}: remember {medians['other'] * 1000:7.1f} ms, "
+                  f"ratio {medians['other'] / floor:.2f}x")
         walls = bench_bulk(tmp, args.lines, args.bulk_runs, env)
         wall = statistics.median(walls)
         rate = args.lines / wall
