@@ -8,6 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from memstore.beliefs import later
+from memstore.beliefs import candidates
 from memstore.beliefs.candidates import Postings
 from memstore.beliefs.frame import keys
 from memstore.model import Memory
@@ -39,8 +40,19 @@ def _record(i: int, words: list[str], day: int) -> Memory:
 @settings(max_examples=150, deadline=None)
 @given(st.lists(st.tuples(st.lists(st.sampled_from(WORDS), min_size=1, max_size=5),
                           st.integers(0, 300)), min_size=1, max_size=60),
-       st.booleans(), st.integers(1, 6), st.sets(st.integers(0, 59)))
-def test_the_early_stopping_merge_equals_counting_every_record(rows, regular, limit, gone):
+       st.booleans(), st.integers(1, 6), st.sets(st.integers(0, 59)),
+       st.sampled_from([0, 8, 10**9]))
+def test_the_early_stopping_merge_equals_counting_every_record(rows, regular, limit, gone, sparse):
+    # sparse: how shared keys are counted (candidates._SPARSE): 0 always over the pool
+    # (np.bincount), 10**9 always over the postings (np.unique), 8 the default's mix
+    candidates._SPARSE = sparse
+    try:
+        _check(rows, regular, limit, gone)
+    finally:
+        candidates._SPARSE = 8
+
+
+def _check(rows, regular, limit, gone):
     if regular:
         rows = [(w, d) for w, (_w, d) in zip((w for w, _d in rows), sorted(rows, key=lambda r: r[1]), strict=True)]
     rows = [(w, d * 3) for w, d in rows]  # up to 900 days: three record years

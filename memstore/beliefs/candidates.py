@@ -18,6 +18,9 @@ from .frame import keys, keys_of
 from .rules import later
 
 CHUNK = 512  # texts per task when keys or frames are computed on worker processes
+# below a pool this many times the postings, shared keys are counted by sorting the postings
+# (np.unique); above it, by one count array over the pool (np.bincount): the same counts
+_SPARSE = 8
 
 
 class Postings:
@@ -66,6 +69,24 @@ class Postings:
 
         return np.fromiter((m.id in ids for m in self.pool), dtype=bool, count=len(self.pool))
 
+    def _counts(self, positions, end: int, alive) -> tuple:
+        """How many keys each pool record below ``end`` that ``alive`` keeps shares with the
+        new record: (positions, counts) with positions ascending, over the records that share
+        one; or (None, counts) with counts over every position below ``end``, zeros
+        included. The first, sorting the postings, when they are few against the pool: a
+        count array as long as the pool made every new record cost O(pool), and a bulk
+        import's first consolidate O(n^2). The second, one np.bincount, when they are not."""
+        import numpy as np
+
+        if len(positions) * _SPARSE < len(self.pool):
+            hit, shared = np.unique(positions[positions < end], return_counts=True)
+            if alive is not None:
+                keep = alive[hit]
+                hit, shared = hit[keep], shared[keep]
+            return hit, shared
+        counts = np.bincount(positions, minlength=len(self.pool))[:end]
+        return None, (counts if alive is None else counts * alive[:end])
+
     def ranked(self, n, limit: int, alive=None) -> list:
         """The records ``n`` is compared with, best first (see the module's rule).
         ``alive``: ``self.alive(ids)``, the records still in the pool (records left since it
@@ -76,13 +97,17 @@ class Postings:
         words = [w for w in (keys(n.text) if found is None else found) if w in self._lists]
         if not words or limit <= 0:
             return []
-        counts = np.bincount(np.concatenate([self._array(w) for w in words]), minlength=len(self.pool))
+        positions = np.concatenate([self._array(w) for w in words])
         if self.regular and n.id in self.position:
             # every record before n's position was said before it (record time, then seq), so
             # ``later`` is its year condition alone, and record years only grow along the
             # pool: the records before both n and the first one recorded after n's year
             end = min(self.position[n.id], bisect_right(self._years(), n.occurred_at[:4]))
-            shared = counts[:end] if alive is None else counts[:end] * alive[:end]
+            hit, shared = self._counts(positions, end, alive)
+
+            def where(mask):  # the pool positions of the counts a mask picks, ascending
+                return np.flatnonzero(mask) if hit is None else hit[mask]
+
             # the least count still in the best ``limit`` (from the counts' own histogram):
             # all records above it, then the latest of those at it
             tally = np.bincount(shared)
@@ -91,14 +116,17 @@ class Postings:
             tally[0] = 0
             reach = np.cumsum(tally[::-1])
             least = len(tally) - 1 - min(int(np.searchsorted(reach, limit)), len(tally) - 1)
-            above = np.flatnonzero(shared > least)
-            above = above[np.lexsort((-above, -shared[above]))]
-            at = np.flatnonzero(shared == least)[::-1][:limit - len(above)] if least else above[:0]
+            top = shared > least
+            above, counted = where(top), shared[top]
+            above = above[np.lexsort((-above, -counted))]
+            at = where(shared == least)[::-1][:limit - len(above)] if least else above[:0]
             return [self.pool[i] for i in (*above.tolist(), *at.tolist())]
-        end = len(self.pool)
-        hit = np.flatnonzero(counts[:end])
+        hit, shared = self._counts(positions, len(self.pool), None)
+        if hit is None:
+            hit = np.flatnonzero(shared)
+            shared = shared[hit]
         # best first: more shared keys, then later in the log (position order is seq order)
-        order = counts[hit].astype(np.int64) * len(self.pool) + hit
+        order = shared.astype(np.int64) * len(self.pool) + hit
         take = min(len(hit), 4 * limit)
         while True:
             best = hit[np.argsort(-order)] if take == len(hit) else \
