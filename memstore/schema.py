@@ -26,10 +26,13 @@ MAX_LIST = 100_000
 MAX_NOTES = 20_000  # one agent's working memory (memstore.notes.MAX_CHARS, with room)
 MAX_SEQ = 2**53  # exact in every JSON reader; a log reaches it never
 
-_ID = re.compile(r"^m[0-9a-f]{15}$")
-_TS = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$")
-_OCCURRED = {"year": re.compile(r"^\d{4}$"), "month": re.compile(r"^\d{4}-\d{2}$"),
-             "day": re.compile(r"^\d{4}-\d{2}-\d{2}$"), "minute": re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}Z$")}
+# ASCII digits and no trailing line break: a str pattern's \d also takes other scripts' digits
+# (int() reads them) and $ matches before a final newline; all three are used with fullmatch
+_ID = re.compile(r"m[0-9a-f]{15}")
+_TS = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z")
+_OCCURRED = {"year": re.compile(r"[0-9]{4}"), "month": re.compile(r"[0-9]{4}-[0-9]{2}"),
+             "day": re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}"),
+             "minute": re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}Z")}
 _LINE_BREAKS = frozenset("\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029")
 # what a label may not hold: a line break, a C0 or C1 control, DEL (one regex search, not a
 # test per character: every log line has several labels)
@@ -46,7 +49,7 @@ class Bad(Exception):
 
 @lru_cache(maxsize=8192)
 def _valid_ts(value: str) -> bool:
-    if not _TS.match(value):
+    if not _TS.fullmatch(value):
         return False
     try:
         datetime.fromisoformat(value[:-1])
@@ -70,7 +73,7 @@ def _show(value) -> str:
 def _id(value, name: str, *, optional: bool = False) -> None:
     if value is None and optional:
         return
-    if not isinstance(value, str) or not _ID.match(value):
+    if not isinstance(value, str) or not _ID.fullmatch(value):
         raise Bad(f"{name} {_show(value)} is not a memory id (m and 15 hex digits)")
 
 
@@ -150,7 +153,7 @@ def _occurred(value, precision) -> None:
 
 @lru_cache(maxsize=8192)
 def _valid_occurred(value: str, precision: str) -> bool:
-    if not _OCCURRED[precision].match(value) or value[:4] == "0000":
+    if not _OCCURRED[precision].fullmatch(value) or value[:4] == "0000":
         return False
     try:
         if precision == "minute":  # the pattern fixed the positions; strptime would load _strptime
