@@ -97,6 +97,11 @@ class Frame:
     topic: tuple[str, ...] = ()  # content words of the first clause's subject, in text order
 
 
+# words repeat across texts: the per-word analyses are cached (pure functions of the word)
+_WORDS = 1 << 17
+
+
+@lru_cache(maxsize=_WORDS)
 def _stem(w: str) -> str:
     if not w.isascii() or any(c.isdigit() for c in w):
         return w
@@ -114,6 +119,7 @@ def _stem(w: str) -> str:
     return w
 
 
+@lru_cache(maxsize=_WORDS)
 def _value(w: str) -> str | None:
     """The canonical form of a value word ($1,850 -> 1850; 12th -> 12), else None."""
     if w.isascii() and any(c.isdigit() for c in w) and any(c.isalpha() for c in w) and not _NUMBER.match(w):
@@ -353,6 +359,7 @@ def _marker_spans(text: str) -> list[tuple[int, int]]:
     return [m.span() for _sort, p in _MARKERS for m in p.finditer(text)]
 
 
+@lru_cache(maxsize=_WORDS)
 def _concept(word: str) -> str | None:
     low = word.casefold()
     if low in _CONCEPTS:
@@ -422,6 +429,7 @@ def _people(holder: str) -> tuple[str | None, set[str]]:
     return None, set()
 
 
+@lru_cache(maxsize=_WORDS)
 def _sound(word: str) -> str | None:
     """A loanword's consonant skeleton ("~hksn" for hackathon and ハッカソン), or None for words
     too short to tell apart (fewer than three consonants) and for kanji."""
