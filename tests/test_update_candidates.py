@@ -41,15 +41,19 @@ def _record(i: int, words: list[str], day: int) -> Memory:
 @given(st.lists(st.tuples(st.lists(st.sampled_from(WORDS), min_size=1, max_size=5),
                           st.integers(0, 300)), min_size=1, max_size=60),
        st.booleans(), st.integers(1, 6), st.sets(st.integers(0, 59)),
-       st.sampled_from([0, 8, 10**9]))
-def test_the_early_stopping_merge_equals_counting_every_record(rows, regular, limit, gone, sparse):
-    # sparse: how shared keys are counted (candidates._SPARSE): 0 always over the pool
-    # (np.bincount), 10**9 always over the postings (np.unique), 8 the default's mix
-    candidates._SPARSE = sparse
+       st.sampled_from([0, 8, 10**9]), st.sampled_from([(0, 64 << 20), (16, 64 << 20), (10**9, 64 << 20),
+                                                         (10**9, 120)]))
+def test_the_early_stopping_merge_equals_counting_every_record(rows, regular, limit, gone, sparse, dense):
+    # sparse: how shared keys are counted (candidates._SPARSE): 0 always over the pool (a
+    # count array), 10**9 always over the postings (np.unique), 8 the default's mix; dense:
+    # which keys are added as rows (_DENSE: 0 none, 10**9 all) and the bytes of rows kept
+    # (_DENSE_BYTES: 120 is two rows of a 60-record pool, the other keys scattered)
+    defaults = candidates._SPARSE, candidates._DENSE, candidates._DENSE_BYTES
+    candidates._SPARSE, (candidates._DENSE, candidates._DENSE_BYTES) = sparse, dense
     try:
         _check(rows, regular, limit, gone)
     finally:
-        candidates._SPARSE = 8
+        candidates._SPARSE, candidates._DENSE, candidates._DENSE_BYTES = defaults
 
 
 def _check(rows, regular, limit, gone):
@@ -77,6 +81,22 @@ def test_a_templated_bulk_reads_little():
     n = pool[-1]
     assert [o.id for o in postings.ranked(n, 20)] == [m.id for m in pool[-21:-1][::-1]]
 
+
+
+def test_records_sharing_more_keys_than_a_byte_counts_are_ranked_by_their_count():
+    """A count array of bytes would wrap past 255 shared keys: long texts count in 64 bits."""
+    many = [f"qz{i}x" for i in range(300)]
+    assert len(keys(" ".join(many))) >= 256
+    pool = [_record(i, many[:cut], i) for i, cut in enumerate((300, 260, 10, 290, 300, 5))]
+    for dense, sparse in ((16, 0), (10**9, 0), (0, 0), (16, 10**9)):
+        defaults = candidates._DENSE, candidates._SPARSE
+        candidates._DENSE, candidates._SPARSE = dense, sparse
+        try:
+            postings = Postings(pool)
+            for n in pool:
+                assert [o.id for o in postings.ranked(n, 4)] == _reference(pool, n, 4)
+        finally:
+            candidates._DENSE, candidates._SPARSE = defaults
 
 def _pairs() -> list[tuple[str, str]]:
     """(older, newer) texts of the belief-update set: updates, and stable facts with their lookalikes."""

@@ -3,9 +3,9 @@
 The rule: the records said before it (``later``) that share the most of its lookup keys,
 then the newest, at most ``limit``. Counting shared keys record by record in Python cost
 (new records) x (postings of their keys): a bulk import of 100k records ran past 15
-minutes. ``Postings.ranked`` gives the same list with the counting done by numpy (one
-``bincount`` over the key lists of the new record), and only the best few records
-ordered. When record time never goes back as the log goes on (no ``--allow-past`` wrote
+minutes. ``Postings.ranked`` gives the same list with the counting done by numpy (the
+new record's keys' postings counted into one array, a common key's as one row added),
+and only the best few records ordered. When record time never goes back as the log goes on (no ``--allow-past`` wrote
 into the pool), a record said before the new one is also before it in the log, so only
 the positions before it are ranked.
 """
@@ -21,6 +21,11 @@ CHUNK = 512  # texts per task when keys or frames are computed on worker process
 # below a pool this many times the postings, shared keys are counted by sorting the postings
 # (np.unique); above it, by one count array over the pool (np.bincount): the same counts
 _SPARSE = 8
+# a key whose postings below the end are at least 1/_DENSE of it is counted by adding its row
+# (one byte per pool record, built when first needed): a sequential add instead of a scatter
+# of as many positions; at most _DENSE_BYTES of rows are kept, the other keys are scattered
+_DENSE = 16
+_DENSE_BYTES = 64 << 20
 
 
 class Postings:
@@ -46,6 +51,7 @@ class Postings:
                 lists.setdefault(word, []).append(i)
         self._lists = lists
         self._arrays: dict[str, object] = {}
+        self._rows: dict[str, object] = {}  # key -> its dense row (``_row``)
         self._year = None
         self.regular = all(a.recorded_at <= b.recorded_at for a, b in zip(pool, pool[1:], strict=False))
 
@@ -69,23 +75,49 @@ class Postings:
 
         return np.fromiter((m.id in ids for m in self.pool), dtype=bool, count=len(self.pool))
 
-    def _counts(self, positions, end: int, alive) -> tuple:
+    def _row(self, word: str):
+        """The key's dense row: 1 at the pool positions of its records, else 0 (uint8); None
+        once the rows kept reach _DENSE_BYTES."""
+        import numpy as np
+
+        found = self._rows.get(word)
+        if found is None:
+            if (len(self._rows) + 1) * len(self.pool) > _DENSE_BYTES:
+                return None
+            found = self._rows[word] = np.zeros(len(self.pool), dtype=np.uint8)
+            found[self._array(word)] = 1
+        return found
+
+    def _counts(self, words: list[str], arrays: list, end: int, alive) -> tuple:
         """How many keys each pool record below ``end`` that ``alive`` keeps shares with the
         new record: (positions, counts) with positions ascending, over the records that share
         one; or (None, counts) with counts over every position below ``end``, zeros
-        included. The first, sorting the postings, when they are few against the pool: a
-        count array as long as the pool made every new record cost O(pool), and a bulk
-        import's first consolidate O(n^2). The second, one np.bincount, when they are not."""
+        included. ``arrays``: the postings of the new record's keys ``words``. The first,
+        sorting the postings below ``end``, when they are few against it: a count array as
+        long as the pool made every new record cost O(pool), and a bulk import's first
+        consolidate O(n^2). The second, one count array, when they are not: the dense keys'
+        rows added, the others' positions below ``end`` incremented (a key's are distinct)."""
         import numpy as np
 
-        if len(positions) * _SPARSE < len(self.pool):
-            hit, shared = np.unique(positions[positions < end], return_counts=True)
+        def below(a):  # (each key's postings are ascending)
+            return a if a[-1] < end else a[:a.searchsorted(end)]
+
+        if sum(map(len, arrays)) * _SPARSE < end:
+            hit, shared = np.unique(np.concatenate([below(a) for a in arrays]), return_counts=True)
             if alive is not None:
                 keep = alive[hit]
                 hit, shared = hit[keep], shared[keep]
             return hit, shared
-        counts = np.bincount(positions, minlength=len(self.pool))[:end]
-        return None, (counts if alive is None else counts * alive[:end])
+        counts = np.zeros(end, dtype=np.uint8 if len(arrays) < 256 else np.int64)
+        for word, a in zip(words, arrays, strict=True):
+            row = self._row(word) if len(a) * _DENSE >= len(self.pool) else None
+            if row is None:
+                counts[below(a)] += 1
+            else:
+                counts += row[:end]
+        if alive is not None:
+            counts *= alive[:end]
+        return None, counts
 
     def ranked(self, n, limit: int, alive=None) -> list:
         """The records ``n`` is compared with, best first (see the module's rule).
@@ -97,31 +129,30 @@ class Postings:
         words = [w for w in (keys(n.text) if found is None else found) if w in self._lists]
         if not words or limit <= 0:
             return []
-        positions = np.concatenate([self._array(w) for w in words])
+        arrays = [self._array(w) for w in words]
         if self.regular and n.id in self.position:
             # every record before n's position was said before it (record time, then seq), so
             # ``later`` is its year condition alone, and record years only grow along the
             # pool: the records before both n and the first one recorded after n's year
             end = min(self.position[n.id], bisect_right(self._years(), n.occurred_at[:4]))
-            hit, shared = self._counts(positions, end, alive)
+            hit, shared = self._counts(words, arrays, end, alive)
 
             def where(mask):  # the pool positions of the counts a mask picks, ascending
                 return np.flatnonzero(mask) if hit is None else hit[mask]
 
-            # the least count still in the best ``limit`` (from the counts' own histogram):
-            # all records above it, then the latest of those at it
-            tally = np.bincount(shared)
-            if len(tally) < 2 or not tally[1:].any():
+            # the least count still in the best ``limit``: all records above it, then the
+            # latest of those at it
+            least = _least(shared, limit)
+            if least is None:
                 return []
-            tally[0] = 0
-            reach = np.cumsum(tally[::-1])
-            least = len(tally) - 1 - min(int(np.searchsorted(reach, limit)), len(tally) - 1)
-            top = shared > least
-            above, counted = where(top), shared[top]
+            reach = shared >= max(least, 1)  # (one pass over the counts, then over the few)
+            picked, counted = where(reach), shared[reach].astype(np.int64)  # (negated below)
+            over = counted > least
+            above, counted = picked[over], counted[over]
             above = above[np.lexsort((-above, -counted))]
-            at = where(shared == least)[::-1][:limit - len(above)] if least else above[:0]
+            at = picked[~over][::-1][:limit - len(above)]
             return [self.pool[i] for i in (*above.tolist(), *at.tolist())]
-        hit, shared = self._counts(positions, len(self.pool), None)
+        hit, shared = self._counts(words, arrays, len(self.pool), None)
         if hit is None:
             hit = np.flatnonzero(shared)
             shared = shared[hit]
@@ -142,3 +173,18 @@ class Postings:
             if take == len(hit):
                 return ranked
             take = min(len(hit), take * 4)
+
+
+def _least(shared, limit: int) -> int | None:
+    """The largest count at least ``limit`` of ``shared`` reach (0 when fewer than ``limit``
+    are above 0); None when none is. A count array's histogram (np.bincount) would copy it
+    to 64-bit integers first; the best counts are a few levels from the top."""
+    import numpy as np
+
+    top = int(shared.max()) if len(shared) else 0
+    if top == 0:
+        return None
+    for level in range(top, 0, -1):
+        if np.count_nonzero(shared >= level) >= limit:
+            return level
+    return 0
