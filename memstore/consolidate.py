@@ -30,6 +30,8 @@ window again. The comparisons of a record are made once, when it is new.
 
 from __future__ import annotations
 
+from itertools import repeat
+
 from .beliefs import later, relation
 from .beliefs.candidates import CHUNK, Postings
 from .beliefs.frame import frames_of, seed, unseeded
@@ -131,6 +133,9 @@ class _Memo:
       ``_MAX_CANDIDATES`` still in the pool; it is taken again only when fewer are left
       and the long ranking was cut short;
     - relations: ``relation`` is a pure function of the two texts;
+    - update checks: a new record's check is not made again while nothing it reads changed
+      since the round of the last one began (``unchanged``): a bulk import's later rounds
+      check the few records whose candidates were superseded or left in conflict;
     - near-duplicate groups: a group is decided again only when an event since its last
       decision touched one of its members (a group decided without events, and untouched
       since, decides nothing again).
@@ -144,6 +149,76 @@ class _Memo:
         self.candidates: dict[str, list[str]] = {}  # id -> its long ranking (ids)
         self.relations: dict[tuple[str, str], object] = {}
         self.touched: set[str] | None = None  # None: nothing decided yet
+        # update checks (``unchanged``), over the run's list of writes (memstore.working):
+        self.examined: dict[str, int] = {}  # id -> the writes made as the round of its last check began
+        self.watchers: dict[str, list[str]] = {}  # id -> the new records whose checks read it
+        self.watched: dict[str, tuple] = {}  # id -> (its long ranking, how much of it its watchers hold)
+        self.read: dict[str, tuple] = {}  # id -> what a check reads of it (``_read``), if written
+        self.changed: dict[str, int] = {}  # id -> the last write that changed its ``_read``
+        self.dirty: dict[str, int] = {}  # id -> the last write that changed what its check reads
+        self.synced = 0  # how far the above follow the writes
+
+    def reset(self, postings: Postings) -> None:
+        """New postings: every ranking and check is made again."""
+        self.postings, self.candidates, self.examined = postings, {}, {}
+        self.watchers, self.watched = {}, {}
+
+    def sync(self, s) -> None:
+        """Follow the writes ``s`` (a run's state) made since the last call: a record whose
+        ``_read`` changed dirties the checks that read it (its own, and those of the records
+        it is a candidate of)."""
+        written = s.memories.written
+        if self.synced == len(written):
+            return
+        batch = {}
+        for i in range(self.synced, len(written)):
+            batch[written[i]] = i
+        self.synced = len(written)
+        for x, i in batch.items():
+            was = self.read.get(x)
+            if was is None:  # its first write: what the run began with (a record it created: new)
+                was = _read(s.base[x]) if x in s.base else None
+            now = self.read[x] = _read(s.memories[x])
+            if now != was:
+                self.changed[x] = i
+                for w in self.watchers.get(x, ()):
+                    self.dirty[w] = i
+
+    def watch(self, nid: str, ranked: list[str], s) -> None:
+        """``nid``'s check, comparing it with ``ranked`` this round, reads from now on itself
+        and its long ranking up to the last of ``ranked`` (the records after it do not change
+        which are compared until one before it leaves the pool, which its watchers hear of;
+        ones that left stay out). A record that changed before it was watched dirties the
+        check too (the change may be after the round began: the round's pool held it)."""
+        self.sync(s)
+        long = self.candidates[nid]
+        reach = long.index(ranked[-1]) + 1 if len(ranked) == _MAX_CANDIDATES else len(long)
+        was, done = self.watched.get(nid, (None, 0))
+        if was is not long:  # a first ranking, or a new one
+            done, ids = 0, [nid, *long[:reach]]
+        else:
+            ids = long[done:reach]
+        if not ids:
+            return
+        self.watched[nid] = (long, max(done, reach))
+        for x in ids:
+            self.watchers.setdefault(x, []).append(nid)
+        if self.changed:
+            dirty = max(self.dirty.get(nid, -1), *map(self.changed.get, ids, repeat(-1, len(ids))))
+            if dirty >= 0:
+                self.dirty[nid] = dirty
+
+    def unchanged(self, n, s) -> bool:
+        """Whether nothing ``n``'s update check reads changed since the round of its last check
+        began: not ``n`` itself, nor its long ranking up to the last record compared (``watch``;
+        their pool membership at a round's start, status and conflicts being all the check
+        reads of them, ``relation`` a function of the texts). Then the check makes again what it made then: nothing, since
+        what it made (a conflict) changed ``n``'s conflicts."""
+        seen = self.examined.get(n.id)
+        if seen is None:
+            return False
+        self.sync(s)
+        return self.dirty.get(n.id, -1) < seen
 
     def touch(self, events: list[dict]) -> None:
         if self.touched is not None:
@@ -314,21 +389,35 @@ def _updates(s, now: str, config, memo: _Memo) -> list[dict]:
         return []
     in_pool = {m.id for m in pool}  # as the round starts: candidates are ranked over it all round
     if memo.postings is None or not in_pool <= memo.postings.position.keys():
-        memo.postings, memo.candidates = Postings(pool, memo.mapper, memo.keyer), {}
+        memo.reset(Postings(pool, memo.mapper, memo.keyer))
     memo.alive = None if len(in_pool) == len(memo.postings.pool) else memo.postings.alive(in_pool)
-    if memo.mapper is not map:  # the frames the comparisons will need, computed on the workers
-        needed = {t for n in new for t in [n.text, *(s.memories[o].text for o in _candidates(n, in_pool, memo)
-                                                     if s.memories[o].domain == n.domain)]}
-        texts = unseeded(needed)
-        chunks = [texts[i:i + CHUNK] for i in range(0, len(texts), CHUNK)]
-        for chunk, frames in zip(chunks, memo.mapper(frames_of, chunks), strict=True):
-            seed(chunk, frames)
+    # the write list of a run's state (memstore.working); another state's checks are all made
+    written = s.memories.written if isinstance(s, Working) else None
+    start = None if written is None else len(written)  # (the writes the round's pool has seen)
+    # (a check whose inputs did not change since it was made is not made again)
+    due = new if written is None else [n for n in new if not memo.unchanged(n, s)]
+    if memo.mapper is not map and due:  # the frames the comparisons will need, computed on the workers:
+        # the new texts' while the candidates are ranked here, then the candidates' texts
+        ahead = _Prefetch(memo.mapper, unseeded({n.text for n in due}))
+        try:
+            needed = {s.memories[o].text for n in due for o in _candidates(n, in_pool, memo)
+                      if s.memories[o].domain == n.domain}
+        finally:
+            ahead.join()
+        _Prefetch(memo.mapper, unseeded(needed), background=False)
     events: list[dict] = []
     for n in new:
         n = s.memories[n.id]
         if n.status != "active":
             continue
-        for oid in _candidates(n, in_pool, memo):
+        if written is not None:
+            if memo.unchanged(n, s):
+                continue
+            memo.examined[n.id] = start
+        ranked = _candidates(n, in_pool, memo)
+        if written is not None and ranked:
+            memo.watch(n.id, ranked, s)
+        for oid in ranked:
             o = s.memories[oid]
             if o.status not in _UPDATABLE or settled(o, n) or o.domain != n.domain:
                 continue  # a domain is a scope: a fact in one does not update another's
@@ -342,6 +431,47 @@ def _updates(s, now: str, config, memo: _Memo) -> list[dict]:
             apply_stage(s, batch)
             events += batch
     return events
+
+
+class _Prefetch:
+    """The frames of ``texts`` computed by ``mapper`` (the workers) and seeded, on a thread of
+    this process when ``background`` (its work is waiting on the workers), so that this
+    process ranks candidates meanwhile. Frames are a pure function of the text and seeding
+    only caches them: what consolidate decides does not depend on when they arrive."""
+
+    def __init__(self, mapper, texts: list[str], background: bool = True):
+        self.failure: BaseException | None = None
+        chunks = [texts[i:i + CHUNK] for i in range(0, len(texts), CHUNK)]
+        self.thread = None
+        if background and chunks:
+            import threading
+
+            self.thread = threading.Thread(target=self._run, args=(mapper, chunks), daemon=True)
+            self.thread.start()
+        else:
+            self._seed(mapper, chunks)
+
+    @staticmethod
+    def _seed(mapper, chunks) -> None:
+        for chunk, frames in zip(chunks, mapper(frames_of, chunks), strict=True):
+            seed(chunk, frames)
+
+    def _run(self, mapper, chunks) -> None:
+        try:
+            self._seed(mapper, chunks)
+        except BaseException as exc:  # (raised where it is joined)
+            self.failure = exc
+
+    def join(self) -> None:
+        if self.thread is not None:
+            self.thread.join()
+        if self.failure is not None:
+            raise self.failure
+
+
+def _read(m: Memory) -> tuple:
+    """What an update check reads of a record that a consolidate event can change."""
+    return m.status, m.conflicts_with, m.reconciled_with
 
 
 def _candidates(n, in_pool: set[str], memo: _Memo) -> list[str]:

@@ -32,6 +32,7 @@ class Working(State):
         memories.written = []
         work = cls(memories, dict(state.keys), state.seq, state.at, dict(state.notes), dict(state.marks))
         work._records = state.ordered()  # the one sort of the run
+        work.base = state.memories  # the records as the run began (read, never changed)
         work._synced = 0  # how far memories.written is applied to _records
         work._at = None  # id -> position in _records (made when first needed)
         # name -> [its records (None where one left), {id: position} or None, how far in written,

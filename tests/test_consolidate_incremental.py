@@ -75,6 +75,56 @@ def test_one_run_gives_the_events_of_recomputing_every_round(requests, later, au
         oracle.consolidate(log.state, now=now, config=config, embedder=HASH)
 
 
+# one domain and a few days: most records are each other's update candidates
+crowded = st.fixed_dictionaries(
+    {"text": st.sampled_from(TEXTS), "day": st.integers(min_value=0, max_value=10)},
+    optional={"subject": st.sampled_from(("deploys", "drink", "limits", "billing", "ken")),
+              "kind": st.sampled_from(("note", "fact", "preference", "decision"))},
+)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(crowded, min_size=14, max_size=30), st.integers(min_value=0, max_value=5),
+       st.sampled_from((1, 1, 2)))
+def test_a_short_candidate_list_gives_the_events_of_recomputing_every_round(requests, later, limit):
+    """With a few candidates per new record, records leave a new record's best candidates
+    within a run (superseded, in conflict) and others take their place: a later round must
+    compare it again, and a check none of whose records was written since is skipped."""
+    import memstore.consolidate as c
+
+    log = MemLog()
+    for at, req in _history(requests):
+        log.remember([req], at, CONFIG)
+    now = ts_after(log.state.at, later)
+    saved = c._MAX_CANDIDATES, c._LONG, oracle._MAX_CANDIDATES
+    c._MAX_CANDIDATES, c._LONG, oracle._MAX_CANDIDATES = limit, 3 * limit, limit
+    try:
+        assert consolidate(log.state, now=now, config=CONFIG, embedder=HASH) == \
+            oracle.consolidate(log.state, now=now, config=CONFIG, embedder=HASH)
+    finally:
+        c._MAX_CANDIDATES, c._LONG, oracle._MAX_CANDIDATES = saved
+
+
+def _elsewhere(fn, chunks):
+    """A mapper other than ``map`` (as the CLI's worker pool is): consolidate then computes the
+    frames ahead, the new texts' on a thread while it ranks candidates."""
+    return [fn(c) for c in chunks]
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(request, min_size=1, max_size=24), st.integers(min_value=0, max_value=30))
+def test_frames_computed_ahead_change_no_event(requests, later):
+    from memstore.beliefs.frame import frame
+
+    log = MemLog()
+    for at, req in _history(requests):
+        log.remember([req], at, CONFIG)
+    now = ts_after(log.state.at, later)
+    frame.cache_clear()  # (so the frames are computed ahead, not found)
+    assert consolidate(log.state, now=now, config=CONFIG, embedder=HASH, mapper=_elsewhere) == \
+        oracle.consolidate(log.state, now=now, config=CONFIG, embedder=HASH)
+
+
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(request, min_size=1, max_size=24), st.integers(min_value=1, max_value=6))
 def test_nightly_runs_equal_the_oracle_night_by_night(requests, every):
