@@ -389,7 +389,7 @@ def _updates(s, now: str, config, memo: _Memo) -> list[dict]:
         return []
     in_pool = {m.id for m in pool}  # as the round starts: candidates are ranked over it all round
     if memo.postings is None or not in_pool <= memo.postings.position.keys():
-        memo.reset(Postings(pool, memo.mapper, memo.keyer))
+        memo.reset(Postings(pool, memo.mapper, memo.keyer, wanted=[n.id for n in new]))
     memo.alive = None if len(in_pool) == len(memo.postings.pool) else memo.postings.alive(in_pool)
     # the write list of a run's state (memstore.working); another state's checks are all made
     written = s.memories.written if isinstance(s, Working) else None

@@ -7,8 +7,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memstore.beliefs import later
-from memstore.beliefs import candidates
+from memstore.beliefs import candidates, later
 from memstore.beliefs.candidates import Postings
 from memstore.beliefs.frame import keys
 from memstore.model import Memory
@@ -65,6 +64,11 @@ def _check(rows, regular, limit, gone):
     assert postings.regular or not regular
     for n in pool:
         assert [o.id for o in postings.ranked(n, limit)] == _reference(pool, n, limit)
+    # postings gathered for some records' keys (a night's new ones): the others' when ranked
+    wanted = [m.id for i, m in enumerate(pool) if i in gone]
+    some = Postings(pool, wanted=wanted)
+    for n in [*(m for m in pool if m.id in wanted), *pool]:
+        assert [o.id for o in some.ranked(n, limit)] == _reference(pool, n, limit)
     # records that left the pool since it was built (consolidate's later rounds) are passed over
     alive = postings.alive({m.id for i, m in enumerate(pool) if i not in gone})
     left = [m for i, m in enumerate(pool) if i not in gone]

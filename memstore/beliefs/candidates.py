@@ -29,11 +29,13 @@ _DENSE_BYTES = 64 << 20
 
 
 class Postings:
-    def __init__(self, pool: list, mapper=map, keyer=None):
+    def __init__(self, pool: list, mapper=map, keyer=None, wanted=None):
         """``pool``: the records that may be updated, in log order (seq ascending).
         ``mapper(fn, chunks)``: where their keys are computed (consolidate's workers).
         ``keyer(texts, derive)``: where they are looked up first (the key cache), ``derive``
-        giving the ones it lacks."""
+        giving the ones it lacks. ``wanted``: the ids of the records that will be ranked
+        (None: any): only their keys' postings are gathered now (a night's thousand new
+        records hold a few thousand of a big pool's keys), another's when it is ranked."""
         self.pool = pool
         self.position = {m.id: i for i, m in enumerate(pool)}
         lists: dict[str, list[int]] = {}  # key -> positions in the pool, ascending
@@ -45,15 +47,25 @@ class Postings:
 
         texts = [m.text for m in pool]
         found_all = keyer(texts, derive) if keyer is not None else derive(texts)
-        for i, (m, found) in enumerate(zip(pool, found_all, strict=True)):
-            self._keys[m.id] = found
-            for word in found:
+        self._keys = {m.id: found for m, found in zip(pool, found_all, strict=True)}
+        # the keys whose postings are gathered (None: all of them)
+        self._covered = None if wanted is None else frozenset().union(
+            *(self._keys[i] for i in wanted if i in self._keys))
+        for i, found in enumerate(found_all):
+            for word in (found if self._covered is None else found & self._covered):
                 lists.setdefault(word, []).append(i)
         self._lists = lists
         self._arrays: dict[str, object] = {}
         self._rows: dict[str, object] = {}  # key -> its dense row (``_row``)
         self._year = None
         self.regular = all(a.recorded_at <= b.recorded_at for a, b in zip(pool, pool[1:], strict=False))
+
+    def _cover(self, more: frozenset) -> None:
+        """Gather the postings of keys ``more`` too (one pass over the pool's keys)."""
+        for i, m in enumerate(self.pool):
+            for word in self._keys[m.id] & more:
+                self._lists.setdefault(word, []).append(i)
+        self._covered |= more
 
     def _years(self) -> list[str]:
         """Each pool record's record year, as ``later`` compares it (text)."""
@@ -126,7 +138,10 @@ class Postings:
         import numpy as np
 
         found = self._keys.get(n.id)
-        words = [w for w in (keys(n.text) if found is None else found) if w in self._lists]
+        found = keys(n.text) if found is None else found
+        if self._covered is not None and not found <= self._covered:
+            self._cover(found - self._covered)
+        words = [w for w in found if w in self._lists]
         if not words or limit <= 0:
             return []
         arrays = [self._array(w) for w in words]
