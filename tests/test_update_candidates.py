@@ -43,8 +43,8 @@ def _record(i: int, words: list[str], day: int) -> Memory:
        st.sampled_from([0, 8, 10**9]), st.sampled_from([(0, 64 << 20), (16, 64 << 20), (10**9, 64 << 20),
                                                          (10**9, 120)]))
 def test_the_early_stopping_merge_equals_counting_every_record(rows, regular, limit, gone, sparse, dense):
-    # sparse: how shared keys are counted (candidates._SPARSE): 0 always over the pool (a
-    # count array), 10**9 always over the postings (np.unique), 8 the default's mix; dense:
+    # sparse: how shared keys are counted (candidates._SPARSE): 0 always by sorting the
+    # postings (np.unique), 10**9 always in a count array, 8 the default's mix; dense:
     # which keys are added as rows (_DENSE: 0 none, 10**9 all) and the bytes of rows kept
     # (_DENSE_BYTES: 120 is two rows of a 60-record pool, the other keys scattered)
     defaults = candidates._SPARSE, candidates._DENSE, candidates._DENSE_BYTES
