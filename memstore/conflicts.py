@@ -20,6 +20,7 @@ from __future__ import annotations
 import hashlib
 import re
 import unicodedata
+from functools import lru_cache
 
 from .model import Memory, normalize_text
 
@@ -37,8 +38,12 @@ _JA_NEG = re.compile(
     r"|(?:(?<=[かがさざたなばらわけげせてねべめれ])|(?<=[\u4e00-\u9fffー]ま))ず(?![つっれいぶか])"
 )
 _NUMBER = re.compile(r"\d+(?:[.:/-]\d+)*")
+# consolidate asks these of each text once per record it is compared with (a subject group's
+# near-duplicates): pure functions of the text, cached
+_TEXTS = 1 << 17
 
 
+@lru_cache(maxsize=_TEXTS)
 def negation_count(text: str) -> int:
     text = unicodedata.normalize("NFKC", text)
     return len(_EN_NEG.findall(text)) + len(_JA_NEG.findall(text))
@@ -49,6 +54,7 @@ def negated(text: str) -> bool:
     return negation_count(text) % 2 == 1
 
 
+@lru_cache(maxsize=_TEXTS)
 def numbers(text: str) -> frozenset[str]:
     """Numbers and dates as written (NFKC folds full-width digits)."""
     return frozenset(_NUMBER.findall(unicodedata.normalize("NFKC", text)))

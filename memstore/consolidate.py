@@ -30,6 +30,7 @@ window again. The comparisons of a record are made once, when it is new.
 
 from __future__ import annotations
 
+from functools import lru_cache
 from itertools import repeat
 
 from .beliefs import later, relation
@@ -77,6 +78,10 @@ def thresholds(config, embedder) -> tuple[float, float]:
     return c["dup_lower"], c["dup_upper"]
 
 
+# a text is decided on once per record of its subject group it is compared with
+_normal = lru_cache(maxsize=1 << 17)(normalize_text)
+
+
 def decide(old: Memory, new: Memory, cosine: float, lower: float, upper: float, config) -> tuple[str, str]:
     """The four-state decision for a newer record against its nearest older one.
 
@@ -85,7 +90,7 @@ def decide(old: Memory, new: Memory, cosine: float, lower: float, upper: float, 
     threshold, not only between the thresholds: "we deploy on Fridays" and "we never
     deploy on Fridays" are near-identical to any embedder, yet must not be merged.
     """
-    if normalize_text(old.text) == normalize_text(new.text):
+    if _normal(old.text) == _normal(new.text):
         return REINFORCE, "same text"
     if old.outcome is not None or new.outcome is not None:  # evidence for policies: never replaced
         return (REINFORCE, "near-duplicate") if cosine >= upper else (ADD, "outcomes are evidence")
