@@ -5,9 +5,9 @@ then the newest, at most ``limit``. Counting shared keys record by record in Pyt
 (new records) x (postings of their keys): a bulk import of 100k records ran past 15
 minutes. ``Postings.ranked`` gives the same list with the counting done by numpy (the
 new record's keys' postings counted into one array, a common key's as one row added),
-and only the best few records ordered. When record time never goes back as the log goes on (no ``--allow-past`` wrote
-into the pool), a record said before the new one is also before it in the log, so only
-the positions before it are ranked.
+and only the best few records ordered. When record time never goes back as the log goes
+on (no ``--allow-past`` wrote into the pool), a record said before the new one is also
+before it in the log, so only the positions before it are ranked.
 """
 
 from __future__ import annotations
@@ -18,12 +18,13 @@ from .frame import keys, keys_of
 from .rules import later
 
 CHUNK = 512  # texts per task when keys or frames are computed on worker processes
-# below a pool this many times the postings, shared keys are counted by sorting the postings
-# (np.unique); above it, by one count array over the pool (np.bincount): the same counts
+# when the records ranked over are this many times the new record's keys' postings, shared
+# keys are counted by sorting the postings (np.unique); else in one count array as long as
+# those records: the same counts
 _SPARSE = 8
-# a key whose postings below the end are at least 1/_DENSE of it is counted by adding its row
-# (one byte per pool record, built when first needed): a sequential add instead of a scatter
-# of as many positions; at most _DENSE_BYTES of rows are kept, the other keys are scattered
+# in a count array, a key that at least 1/_DENSE of the pool holds is counted by adding its
+# row (one byte per pool record, built when first needed): a sequential add instead of a
+# scatter of as many positions; at most _DENSE_BYTES of rows are kept, other keys scattered
 _DENSE = 16
 _DENSE_BYTES = 64 << 20
 
@@ -48,8 +49,9 @@ class Postings:
         texts = [m.text for m in pool]
         found_all = keyer(texts, derive) if keyer is not None else derive(texts)
         self._keys = {m.id: found for m, found in zip(pool, found_all, strict=True)}
-        # the keys whose postings are gathered (None: all of them)
-        self._covered = None if wanted is None else frozenset().union(
+        # the keys whose postings are gathered (None: all of them, as when most records are
+        # wanted: a bulk import's first consolidate)
+        self._covered = None if wanted is None or 2 * len(wanted) > len(pool) else frozenset().union(
             *(self._keys[i] for i in wanted if i in self._keys))
         for i, found in enumerate(found_all):
             for word in (found if self._covered is None else found & self._covered):
