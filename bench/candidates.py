@@ -12,8 +12,9 @@ sorting the postings when they are few against the records before the new one (n
 since 0.12.1), else in a count array as long as those records, a common key's row added
 (since 0.12.2) or its positions scattered (0.12.1); always by sorting; always in a count
 array, rows added or positions scattered (the second close to 0.12.0's one np.bincount).
-Prints the median per-record time of each and checks that all give the same candidates.
-Not a test: pytest never collects it (it lives outside tests/).
+Prints the median per-record time of each and checks that all give the same candidates;
+first, per size, what gathering the postings of every key takes against gathering only the
+ranked records' keys' (consolidate's ``wanted``). Not a test: pytest never collects it (it lives outside tests/).
 """
 
 from __future__ import annotations
@@ -83,6 +84,18 @@ def main() -> None:
         postings = Postings(pool)
         built = time.perf_counter() - t
         new = pool[::max(1, len(pool) // args.new)][-args.new:] if args.spread else pool[-args.new:]
+        # the postings gathered for every key against those of the ranked records' keys only
+        # (consolidate's ``wanted``, since 0.12.2), the keys given (as the key cache gives them)
+        found = [postings._keys[m.id] for m in pool]
+        given = lambda texts, derive, found=found: found  # noqa: E731
+        gather: dict[str, list[float]] = {"every key": [], "the ranked records' keys": []}
+        for _ in range(args.rounds):
+            for label, wanted in (("every key", None), ("the ranked records' keys", [m.id for m in new])):
+                t = time.perf_counter()
+                Postings(pool, keyer=given, wanted=wanted)
+                gather[label].append(time.perf_counter() - t)
+        print(f"N={size:,}: postings gathered, median of {args.rounds}: "
+              + ", ".join(f"for {w} {statistics.median(v):.2f} s" for w, v in gather.items()))
         times: dict[str, list[float]] = {way: [] for way, _s, _d in ways}
         answers: dict[str, list] = {}
         for _ in range(args.rounds):
