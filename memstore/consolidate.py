@@ -30,7 +30,6 @@ window again. The comparisons of a record are made once, when it is new.
 
 from __future__ import annotations
 
-from functools import lru_cache
 from itertools import repeat
 
 from .beliefs import later, relation
@@ -78,10 +77,6 @@ def thresholds(config, embedder) -> tuple[float, float]:
     return c["dup_lower"], c["dup_upper"]
 
 
-# a text is decided on once per record of its subject group it is compared with
-_normal = lru_cache(maxsize=1 << 17)(normalize_text)
-
-
 def decide(old: Memory, new: Memory, cosine: float, lower: float, upper: float, config) -> tuple[str, str]:
     """The four-state decision for a newer record against its nearest older one.
 
@@ -90,7 +85,7 @@ def decide(old: Memory, new: Memory, cosine: float, lower: float, upper: float, 
     threshold, not only between the thresholds: "we deploy on Fridays" and "we never
     deploy on Fridays" are near-identical to any embedder, yet must not be merged.
     """
-    if _normal(old.text) == _normal(new.text):
+    if normalize_text(old.text) == normalize_text(new.text):
         return REINFORCE, "same text"
     if old.outcome is not None or new.outcome is not None:  # evidence for policies: never replaced
         return (REINFORCE, "near-duplicate") if cosine >= upper else (ADD, "outcomes are evidence")
@@ -217,8 +212,8 @@ class _Memo:
         """Whether nothing ``n``'s update check reads changed since the round of its last check
         began: not ``n`` itself, nor its long ranking up to the last record compared (``watch``;
         their pool membership at a round's start, status and conflicts being all the check
-        reads of them, ``relation`` a function of the texts). Then the check makes again what it made then: nothing, since
-        what it made (a conflict) changed ``n``'s conflicts."""
+        reads of them, ``relation`` a function of the texts). Then the check makes again what
+        it made then: nothing, since what it made (a conflict) changed ``n``'s conflicts."""
         seen = self.examined.get(n.id)
         if seen is None:
             return False
@@ -409,7 +404,7 @@ def _updates(s, now: str, config, memo: _Memo) -> list[dict]:
                       if s.memories[o].domain == n.domain}
         finally:
             ahead.join()
-        _Prefetch(memo.mapper, unseeded(needed), background=False)
+        _seed_frames(memo.mapper, unseeded(needed))
     events: list[dict] = []
     for n in new:
         n = s.memories[n.id]
@@ -438,38 +433,33 @@ def _updates(s, now: str, config, memo: _Memo) -> list[dict]:
     return events
 
 
+def _seed_frames(mapper, texts: list[str]) -> None:
+    """The frames of ``texts``, computed by ``mapper`` (the workers), put in frame's cache."""
+    chunks = [texts[i:i + CHUNK] for i in range(0, len(texts), CHUNK)]
+    for chunk, frames in zip(chunks, mapper(frames_of, chunks), strict=True):
+        seed(chunk, frames)
+
+
 class _Prefetch:
-    """The frames of ``texts`` computed by ``mapper`` (the workers) and seeded, on a thread of
-    this process when ``background`` (its work is waiting on the workers), so that this
-    process ranks candidates meanwhile. Frames are a pure function of the text and seeding
-    only caches them: what consolidate decides does not depend on when they arrive."""
+    """``_seed_frames`` on a thread of this process (its work is waiting on the workers), so
+    that this process ranks candidates meanwhile. Frames are a pure function of the text and
+    seeding only caches them: what consolidate decides does not depend on when they arrive."""
 
-    def __init__(self, mapper, texts: list[str], background: bool = True):
+    def __init__(self, mapper, texts: list[str]):
+        import threading
+
         self.failure: BaseException | None = None
-        chunks = [texts[i:i + CHUNK] for i in range(0, len(texts), CHUNK)]
-        self.thread = None
-        if background and chunks:
-            import threading
+        self.thread = threading.Thread(target=self._run, args=(mapper, texts), daemon=True)
+        self.thread.start()
 
-            self.thread = threading.Thread(target=self._run, args=(mapper, chunks), daemon=True)
-            self.thread.start()
-        else:
-            self._seed(mapper, chunks)
-
-    @staticmethod
-    def _seed(mapper, chunks) -> None:
-        for chunk, frames in zip(chunks, mapper(frames_of, chunks), strict=True):
-            seed(chunk, frames)
-
-    def _run(self, mapper, chunks) -> None:
+    def _run(self, mapper, texts) -> None:
         try:
-            self._seed(mapper, chunks)
+            _seed_frames(mapper, texts)
         except BaseException as exc:  # (raised where it is joined)
             self.failure = exc
 
     def join(self) -> None:
-        if self.thread is not None:
-            self.thread.join()
+        self.thread.join()
         if self.failure is not None:
             raise self.failure
 

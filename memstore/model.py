@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from dataclasses import MISSING, dataclass, field, fields
+from functools import lru_cache
 
 try:  # CPython's own SHA-256, the same digest: hashlib would load OpenSSL, ~2.5 ms of every
     from _sha2 import sha256  # remember's start (3.12 and later)
@@ -232,6 +233,7 @@ _FROM_DICT: list = []  # the generated builder (made on first use)
 _SPACES = re.compile(r"\s+")
 
 
+@lru_cache(maxsize=1 << 17)  # consolidate asks it of a text once per record it is compared with
 def normalize_text(text: str) -> str:
     """The form two texts must share to count as the same memory."""
     return _SPACES.sub(" ", unicodedata.normalize("NFKC", text)).strip().casefold()
