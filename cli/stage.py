@@ -12,13 +12,32 @@ def _short(text: str, n: int = 60) -> str:
     return text if len(text) <= n else text[: n - 1] + "…"
 
 
-def describe(ev: dict, state) -> str:
+class Texts:
+    """The records' texts once a run's events are applied, without folding them into a copy
+    of the state (a copy of every record, a million at 1M, to print a few lines): no
+    lifecycle event changes a text but a derived record's (distill, policy), which the
+    event holds whole."""
+
+    def __init__(self, state, events: list[dict]):
+        self.state = state
+        self.derived = {ev["memory"]["id"]: ev["memory"]["text"] for ev in events
+                        if isinstance(ev.get("memory"), dict)}  # (a later event's text wins)
+
+    def get(self, mid: str) -> str | None:
+        found = self.derived.get(mid)
+        if found is None:
+            m = self.state.memories.get(mid)
+            found = m.text if m is not None else None
+        return found
+
+
+def describe(ev: dict, texts: Texts) -> str:
     """One line for a lifecycle event, naming the records by id and text."""
     op = ev["op"]
 
     def text(mid: str) -> str:
-        m = state.memories.get(mid)
-        return f"{mid} {_short(m.text)!r}" if m is not None else mid
+        found = texts.get(mid)
+        return f"{mid} {_short(found)!r}" if found is not None else mid
 
     if op in ("distill", "policy"):
         m = ev["memory"]
@@ -41,7 +60,6 @@ def run_stage(name: str, *, now: str | None, json: bool, dry_run: bool, embedder
     """Run the library's ``consolidate`` or ``distill`` write and report its events (what it
     embeds, on ``jobs`` worker processes)."""
     from memstore import writes
-    from memstore.fold import fold
 
     e = env(now)
     kw = {}
@@ -80,10 +98,10 @@ def run_stage(name: str, *, now: str | None, json: bool, dry_run: bool, embedder
                    "counts": dict(sorted(counts.items())), "events": events,
                    "examined_through": mark["through"] if mark else None})
         return
-    after = fold([{**ev, "seq": state.seq + i} for i, ev in enumerate(events, start=1)], state)
     if not quiet():
+        texts = Texts(state, events)
         for ev in events:
-            out(f"{ev['op']:<10} {describe(ev, after)}")
+            out(f"{ev['op']:<10} {describe(ev, texts)}")
     if not events:
         note(f"{name}: nothing to do at {e.now}")
     else:
