@@ -23,6 +23,21 @@ def relation(old: str, new: str) -> Verdict | None:
     if _tentative(new):
         return None  # a proposal, a question or a supposition changes no belief
     a, b = frame(old), _fresh(frame(old), frame(new))
+    if _unmarked(a, b):
+        return None
+    return _related(old, new, a, b)
+
+
+def _unmarked(a: Frame, b: Frame) -> bool:
+    """No rule can fire: ``b`` says no update word, and neither flips a negation nor gives a
+    new single value (the only rules of ``_lexical`` without a marker; every other rule of
+    ``_related`` wants one). Most pairs a night compares are such chatter; the
+    property test holds this to the rules (tests/test_belief_props.py)."""
+    return not b.markers and a.negated == b.negated and not (a.single and b.single)
+
+
+def _related(old: str, new: str, a: Frame, b: Frame) -> Verdict | None:
+    """``relation`` once the cheap refusals are made (``a``, ``b``: the two frames)."""
     if ((a.recurring and _hedges(new)[1]) or _ONLY_ONCE.search(new)) and not b.markers & {"stop", "cancel", "end"}:
         return None  # "this week it's on Sunday": one occasion of the practice, not a new rule
     if not _holders_agree(a.holder, b.holder):
