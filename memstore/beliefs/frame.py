@@ -9,7 +9,7 @@ import unicodedata
 from dataclasses import dataclass
 from functools import lru_cache
 
-from ..cjk import CJK_CLASS
+from ..cjk import CJK
 from .lexicon import (
     _ABBREVIATIONS,
     _ALSO,
@@ -24,6 +24,7 @@ from .lexicon import (
     _DETERMINERS,
     _EN_NEG,
     _EN_SCOPE,
+    _EN_SCOPED,
     _EN_SOUND,
     _EN_VERB,
     _EXPLICIT_TIME,
@@ -259,7 +260,7 @@ def _frame(text: str) -> Frame:
     first = _SENTENCE.split(plain.strip(), 1)[0]
     negated = (len(_EN_NEG.findall(first)) + len(_JA_NEG.findall(first))) % 2 == 1
     scope = set()  # the negated clause: its subject and what the negator governs
-    for m in _EN_SCOPE.finditer(first):
+    for m in _EN_SCOPE.finditer(first) if _EN_SCOPED.search(first) else ():
         clause = m.group(1) + " " + m.group(2)
         scope |= _split(_content_words(_strip(clause, _marker_spans(clause) + _time_spans(clause))))[0]
     for m in _JA_SCOPE.finditer(first):
@@ -298,7 +299,7 @@ def _frame(text: str) -> Frame:
                  frozenset(said),
                  frozenset(replaced), _holder(t), times, bool(_SINGLE.search(t)), bool(_ROLE.search(t)),
                  bool(_RECURRING.search(t)),
-                 bool(_ALSO.search(t)), bool(re.search(f"[{CJK_CLASS}]", t)), _topic(plain))
+                 bool(_ALSO.search(t)), bool(CJK.search(t)), _topic(plain))
 
 
 def _topic(text: str) -> tuple[str, ...]:
@@ -306,7 +307,7 @@ def _topic(text: str) -> tuple[str, ...]:
     verb ("The staging cluster" has 3 nodes), or before 「は」「が」 (会議室Aは…). A pronoun's
     statement is about the thing it acts on ("we scaled the analytics cluster down")."""
     clause = _CLAUSE.split(text.strip(), 1)[0]
-    if re.search(f"[{CJK_CLASS}]", clause):
+    if CJK.search(clause):
         # 「来月から管理費が」: a time word and its particle are when, not what the text is about
         clause = re.sub(r"^\s*(?:から|より|以降|まで|に|の|は|、)?\s*", "", _strip(clause, _time_spans(clause)))
         m = _JA_TOPIC.match(clause)

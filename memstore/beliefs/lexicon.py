@@ -140,8 +140,11 @@ _INTERJECTION = re.compile(r"(?:^|(?<=[\s,.!?]))(?:(?:wait|oh|uh|um|ah|hmm)\s+)?
 
 
 # The words a negator governs: the rest of its clause (English), or the clause before it (Japanese).
-_EN_SCOPE = re.compile(r"([^,.;:!?—–()]{0,60}?)(?:\bno\s+longer\b|\b(?:not|never|no|cannot)\b|n['’]t\b)"
-                       r"([^,.;:!?—–()]{0,60})", _I)
+_EN_SCOPE_NEGATOR = r"\bno\s+longer\b|\b(?:not|never|no|cannot)\b|n['’]t\b"
+_EN_SCOPE = re.compile(rf"([^,.;:!?—–()]{{0,60}}?)(?:{_EN_SCOPE_NEGATOR})([^,.;:!?—–()]{{0,60}})", _I)
+# Whether _EN_SCOPE can match at all: it tries every start and length before a negator (slow
+# on a text without one); a match of it holds a match of this
+_EN_SCOPED = re.compile(_EN_SCOPE_NEGATOR, _I)
 
 
 _JA_SCOPE = re.compile(r"([^、。,.!?！？\s]{1,30}?)(?:ません|ない|なかった|なく|ず)")
