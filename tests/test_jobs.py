@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import time
 from pathlib import Path
 
 import numpy as np
@@ -101,6 +102,27 @@ def test_a_small_or_quick_call_starts_no_worker():
         assert pool._pool is None
         pool.embed(texts(1000), "passage")  # hashing: a millisecond a batch, not worth a process
         assert pool._pool is None
+
+
+def _doubled_slowly(chunk: list[int]) -> list[int]:
+    time.sleep(0.02 * len(chunk))
+    return [x * 2 for x in chunk]
+
+
+def test_many_small_maps_start_the_workers_once_they_add_up():
+    """map() runs a call here when workers would not pay for starting (three chunks of
+    0.02 s), counting what earlier calls did here: consolidate's stream of gists and frames
+    is many such calls."""
+    chunks = [[1], [2], [3]]
+    with EmbedPool(HashingEmbedder(), 2) as pool:
+        assert list(pool.map(_doubled_slowly, chunks)) == [[2], [4], [6]]
+        assert pool._pool is None
+        calls = 1
+        while pool._pool is None and calls < 100:
+            assert list(pool.map(_doubled_slowly, chunks)) == [[2], [4], [6]]
+            calls += 1
+        assert pool._pool is not None and calls > 1  # (about 33 calls here: 0.06 s each, halved)
+        assert list(pool.map(_doubled_slowly, [[5], [6], [7], [8]])) == [[10], [12], [14], [16]]
 
 
 def test_bad_jobs_values_are_refused():

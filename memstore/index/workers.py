@@ -6,7 +6,8 @@ in order from the texts as given: a batch is embedded whole by one worker, by th
 code as in-process, and the vectors come back in order, so 1 worker and N give the same
 bits. Workers start only when they pay: for a call of at least MIN_TEXTS texts, once the
 first batch, embedded here, shows that they would save more than START_SECONDS on the rest
-(e5: from a few hundred texts; the hashing embedder: from tens of thousands). They
+(e5: from a few hundred texts; the hashing embedder: from tens of thousands); for map(),
+counting what earlier calls did here. They
 start from the spawn context (a fork would copy the locks, maps and Tantivy threads of the
 parent) and live until close(). A worker that dies is a StoreError, never a hang. (Spawn
 runs the parent's main module again in each worker, as multiprocessing does: a script must
@@ -47,6 +48,7 @@ class EmbedPool:
         self.dim = embedder.dim
         self.jobs = jobs
         self._pool = None
+        self._here = 0.0  # seconds of map() work done in this process while no worker ran
 
     def __enter__(self) -> EmbedPool:
         return self
@@ -85,7 +87,8 @@ class EmbedPool:
 
     def map(self, fn, chunks: list) -> Iterator:
         """``fn(chunk)`` for each chunk, in order: on the workers when what they would save
-        pays for starting them (judged, as for embedding, on the first chunk done here), else
+        pays for starting them (judged, as for embedding, on the first chunk done here, with what
+        earlier calls did here), else
         here. ``fn`` is a pure module-level function (consolidate's update keys and frames)."""
         import time
 
@@ -96,9 +99,13 @@ class EmbedPool:
             start = time.perf_counter()
             yield fn(chunks[0])
             chunks = chunks[1:]
-            here = (time.perf_counter() - start) * len(chunks)
-            if here * (1 - 1 / self.jobs) < START_SECONDS:
+            took = time.perf_counter() - start
+            # a caller's many small calls add up (consolidate's stream of gists and frames):
+            # what was done here so far counts as what workers would have saved
+            if (self._here + took * (1 + len(chunks))) * (1 - 1 / self.jobs) < START_SECONDS:
+                start = time.perf_counter() - took
                 yield from (fn(c) for c in chunks)
+                self._here += time.perf_counter() - start
                 return
         yield from self._on_workers(fn, ((c,) for c in chunks))
 
