@@ -34,7 +34,8 @@ from itertools import repeat
 
 from .beliefs import later, relation
 from .beliefs.candidates import CHUNK, Postings
-from .beliefs.frame import frames_of, seed, unseeded
+from .beliefs.frame import frames_of, gists_of, seed, seed_gists, ungisted, unseeded
+from .beliefs.rules import may_relate_each
 from .conflicts import (
     between_agents,
     conflict_events,
@@ -132,7 +133,9 @@ class _Memo:
       is taken once, three times as long as needed, and each round reads the first
       ``_MAX_CANDIDATES`` still in the pool; it is taken again only when fewer are left
       and the long ranking was cut short;
-    - relations: ``relation`` is a pure function of the two texts;
+    - relations: ``relation`` is a pure function of the two texts; a candidate it found
+      unrelated, or in another domain, stays so: a later check passes over its place in the
+      long ranking (``quiet``, kept with the ranking it is a place in);
     - update checks: a new record's check is not made again while nothing it reads changed
       since the round of the last one began (``unchanged``): a bulk import's later rounds
       check the few records whose candidates were superseded or left in conflict;
@@ -147,7 +150,10 @@ class _Memo:
         self.postings: Postings | None = None
         self.alive = None  # the round's pool, as positions of the postings' pool
         self.candidates: dict[str, list[str]] = {}  # id -> its long ranking (ids)
+        self.places: dict[str, object] = {}  # id -> its long ranking, as the postings' positions
         self.relations: dict[tuple[str, str], object] = {}
+        # id -> (its long ranking, a bit set at each position whose check can make no event)
+        self.quiet: dict[str, tuple[list[str], int]] = {}
         self.touched: set[str] | None = None  # None: nothing decided yet
         # update checks (``unchanged``), over the run's list of writes (memstore.working):
         self.examined: dict[str, int] = {}  # id -> the writes made as the round of its last check began
@@ -160,7 +166,7 @@ class _Memo:
 
     def reset(self, postings: Postings) -> None:
         """New postings: every ranking and check is made again."""
-        self.postings, self.candidates, self.examined = postings, {}, {}
+        self.postings, self.candidates, self.places, self.examined = postings, {}, {}, {}
         self.watchers, self.watched = {}, {}
 
     def sync(self, s) -> None:
@@ -396,15 +402,20 @@ def _updates(s, now: str, config, memo: _Memo) -> list[dict]:
     start = None if written is None else len(written)  # (the writes the round's pool has seen)
     # (a check whose inputs did not change since it was made is not made again)
     due = new if written is None else [n for n in new if not memo.unchanged(n, s)]
-    if memo.mapper is not map and due:  # the frames the comparisons will need, computed on the workers:
-        # the new texts' while the candidates are ranked here, then the candidates' texts
-        ahead = _Prefetch(memo.mapper, unseeded({n.text for n in due}))
-        try:
-            needed = {s.memories[o].text for n in due for o in _candidates(n, in_pool, memo)
-                      if s.memories[o].domain == n.domain}
-        finally:
-            ahead.join()
-        _seed_frames(memo.mapper, unseeded(needed))
+    ranked_of: dict[str, list[int]] = {}  # _candidates this round, taken ahead
+    if memo.mapper is not map and due:  # what the comparisons will need, computed on the workers
+        # while the candidates are ranked here, a block of new records at a time
+        with _Prefetch(memo.mapper) as ahead:
+            for i in range(0, len(due), _BLOCK):
+                job = []  # (a new text, the older texts it is compared with for the first time)
+                for n in due[i:i + _BLOCK]:
+                    ranked = ranked_of[n.id] = _candidates(n, memo)
+                    olds = [o.text for o, _k in _loud(n, ranked, s, memo)
+                            if o.domain == n.domain and (o.text, n.text) not in memo.relations]
+                    if olds:
+                        job.append((n.text, olds))
+                ahead.put(job)
+        memo.relations.update(dict.fromkeys(ahead.quiet))  # relation's None, from the gists
     events: list[dict] = []
     for n in new:
         n = s.memories[n.id]
@@ -414,22 +425,32 @@ def _updates(s, now: str, config, memo: _Memo) -> list[dict]:
             if memo.unchanged(n, s):
                 continue
             memo.examined[n.id] = start
-        ranked = _candidates(n, in_pool, memo)
+        ranked = ranked_of.get(n.id)
+        if ranked is None:
+            ranked = _candidates(n, memo)
+        long = memo.candidates.get(n.id)
         if written is not None and ranked:
-            memo.watch(n.id, ranked, s)
-        for oid in ranked:
-            o = s.memories[oid]
-            if o.status not in _UPDATABLE or settled(o, n) or o.domain != n.domain:
-                continue  # a domain is a scope: a fact in one does not update another's
+            memo.watch(n.id, [long[k] for k in ranked], s)
+        quiet = 0
+        for o, k in _loud(n, ranked, s, memo):
+            if o.domain != n.domain:  # a domain is a scope: a fact in one does not update another's
+                quiet |= 1 << k
+                continue
+            if o.status not in _UPDATABLE or settled(o, n):
+                continue
             pair = (o.text, n.text)
             if pair not in memo.relations:
                 memo.relations[pair] = relation(o.text, n.text)
             verdict = memo.relations[pair]
             if verdict is None:
+                quiet |= 1 << k
                 continue
             batch = update_events(o, n, verdict, now, config)
             apply_stage(s, batch)
             events += batch
+        if quiet:
+            was = memo.quiet.get(n.id)
+            memo.quiet[n.id] = (long, quiet | (was[1] if was is not None and was[0] is long else 0))
     return events
 
 
@@ -440,27 +461,66 @@ def _seed_frames(mapper, texts: list[str]) -> None:
         seed(chunk, frames)
 
 
-class _Prefetch:
-    """``_seed_frames`` on a thread of this process (its work is waiting on the workers), so
-    that this process ranks candidates meanwhile. Frames are a pure function of the text and
-    seeding only caches them: what consolidate decides does not depend on when they arrive."""
+def _seed_gists(mapper, texts: list[str]) -> None:
+    chunks = [texts[i:i + CHUNK] for i in range(0, len(texts), CHUNK)]
+    for chunk, gists in zip(chunks, mapper(gists_of, chunks), strict=True):
+        seed_gists(chunk, gists)
 
-    def __init__(self, mapper, texts: list[str]):
+
+_BLOCK = 2048  # new records ranked before their pairs go to the workers
+_FRAMES = 8 * CHUNK  # frames sent to the workers at a time (a mapper runs a few chunks here)
+
+
+class _Prefetch:
+    """Seeds, on a thread of this process (its work is waiting on the workers), what the
+    update checks of the pairs ``put`` to it will read: the texts' gists, then the frames of
+    the pairs the gists do not refuse (most do: ``may_relate``), while this process ranks
+    the next candidates. Gists and frames are pure functions of the text and seeding only
+    caches them: what consolidate decides does not depend on when they arrive."""
+
+    def __init__(self, mapper):
+        import queue
         import threading
 
+        self.mapper = mapper
         self.failure: BaseException | None = None
-        self.thread = threading.Thread(target=self._run, args=(mapper, texts), daemon=True)
+        self.jobs: queue.Queue = queue.Queue()
+        self.quiet: list[tuple[str, str]] = []  # the pairs ``may_relate`` refused (old, new)
+        self.thread = threading.Thread(target=self._run, daemon=True)
         self.thread.start()
 
-    def _run(self, mapper, texts) -> None:
+    def put(self, job: list[tuple[str, list[str]]]) -> None:
+        """``job``: (a new text, the older texts to compare it with), in any order."""
+        self.jobs.put(job)
+
+    def _run(self) -> None:
+        waiting: set[str] = set()  # texts whose frames are wanted, not yet sent
         try:
-            _seed_frames(mapper, texts)
+            while (job := self.jobs.get()) is not None:
+                _seed_gists(self.mapper, ungisted({new for new, _ in job} | {o for _, olds in job for o in olds}))
+                for new, olds in job:
+                    for old, may in zip(olds, may_relate_each(olds, new), strict=True):
+                        if may:
+                            waiting.add(old)
+                            waiting.add(new)
+                        else:
+                            self.quiet.append((old, new))
+                if len(waiting) >= _FRAMES:
+                    _seed_frames(self.mapper, unseeded(waiting))
+                    waiting = set()
+            _seed_frames(self.mapper, unseeded(waiting))
         except BaseException as exc:  # (raised where it is joined)
             self.failure = exc
+            while self.jobs.get() is not None:  # what is put after a failure is dropped
+                pass
 
-    def join(self) -> None:
+    def __enter__(self) -> _Prefetch:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.jobs.put(None)
         self.thread.join()
-        if self.failure is not None:
+        if self.failure is not None and exc[0] is None:
             raise self.failure
 
 
@@ -469,14 +529,35 @@ def _read(m: Memory) -> tuple:
     return m.status, m.conflicts_with, m.reconciled_with
 
 
-def _candidates(n, in_pool: set[str], memo: _Memo) -> list[str]:
-    """The ids ``n`` is compared with this round (Postings.ranked over the round's pool)."""
+def _candidates(n, memo: _Memo) -> list[int]:
+    """The records ``n`` is compared with this round (Postings.ranked over the round's pool),
+    as positions in its long ranking ``memo.candidates[n.id]``."""
+    import numpy as np
+
     long = memo.candidates.get(n.id)
-    ranked = [i for i in long if i in in_pool][:_MAX_CANDIDATES] if long is not None else []
+    if long is None:
+        ranked = []
+    elif memo.alive is None:  # the round's pool is the postings' whole pool
+        ranked = list(range(min(len(long), _MAX_CANDIDATES)))
+    else:  # (``alive`` is ``in_pool`` as the postings' positions)
+        ranked = np.flatnonzero(memo.alive[memo.places[n.id]])[:_MAX_CANDIDATES].tolist()
     if long is None or (len(ranked) < _MAX_CANDIDATES and len(long) == _LONG):
-        long = memo.candidates[n.id] = [o.id for o in memo.postings.ranked(n, _LONG, memo.alive)]
-        ranked = long[:_MAX_CANDIDATES]
+        at = memo.postings.places(n, _LONG, memo.alive)
+        ids = memo.postings.ids
+        long = memo.candidates[n.id] = [ids[i] for i in at]
+        memo.places[n.id] = np.array(at, dtype=np.int32)
+        ranked = list(range(min(len(long), _MAX_CANDIDATES)))
     return ranked
+
+
+def _loud(n, ranked: list[int], s, memo: _Memo):
+    """(record, position) of the candidates at ``ranked`` whose check with ``n`` may still make
+    an event: not those an earlier check found in another domain or unrelated (``relation``
+    None: a function of the texts), which no change of status or conflicts makes related."""
+    long = memo.candidates[n.id]
+    was = memo.quiet.get(n.id)
+    quiet = was[1] if was is not None and was[0] is long else 0
+    return [(s.memories[long[k]], k) for k in ranked if not quiet >> k & 1]
 
 
 def _retire(s, now: str, config) -> list[dict]:

@@ -236,3 +236,47 @@ def test_the_cheap_refusal_on_any_text(old, new):
 
     a, b = frame(old), _fresh(frame(old), frame(new))
     assert not _unmarked(a, b) or _related(old, new, a, b) is None
+
+
+def _fixture_texts() -> list[str]:
+    """The texts the year fixture remembers (its script's quoted texts and JSONL files)."""
+    found: list[str] = []
+    for path in sorted((Path(__file__).parent.parent / "fixtures").rglob("*.jsonl")):
+        for line in path.read_text(encoding="utf-8").splitlines():
+            try:
+                v = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(v, dict) and isinstance(v.get("text"), str):
+                found.append(v["text"])
+    return list(dict.fromkeys(found))
+
+
+def test_a_gist_is_what_the_frame_says():
+    """consolidate's workers compute a text's gist (update words or not, negation, single)
+    alone, and frames only for the pairs the gists do not refuse: the gist must be the
+    frame's, on the belief sets' and the fixtures' texts."""
+    from memstore.beliefs.frame import Gist, _frame, _gist
+
+    # (+ a replacement said only by what was given away: no update word of its own)
+    texts = _set_texts() + _fixture_texts() + ["I passed the Garmin on to my brother"]
+    marked = negated = single = 0
+    for t in texts:
+        f = _frame(t)
+        assert _gist(t) == Gist(bool(f.markers), f.negated, f.single), t
+        marked, negated, single = marked + bool(f.markers), negated + f.negated, single + f.single
+    assert len(texts) > 3000 and min(marked, negated, single) > 50  # (each field is exercised)
+
+
+@settings(max_examples=400, deadline=None)
+@given(texts, texts)
+def test_the_gists_refuse_only_what_the_frames_refuse(old, new):
+    from memstore.beliefs.frame import Gist, _frame, _gist, frame
+    from memstore.beliefs.rules import _fresh, _tentative, _unmarked, may_relate
+
+    for t in (old, new):
+        f = _frame(t)
+        assert _gist(t) == Gist(bool(f.markers), f.negated, f.single)
+    if not may_relate(old, new):
+        assert beliefs.relation(old, new) is None
+        assert _tentative(new) or _unmarked(frame(old), _fresh(frame(old), frame(new)))

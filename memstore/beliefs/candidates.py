@@ -38,7 +38,8 @@ class Postings:
         (None: any): only their keys' postings are gathered now (a night's thousand new
         records hold a few thousand of a big pool's keys), another's when it is ranked."""
         self.pool = pool
-        self.position = {m.id: i for i, m in enumerate(pool)}
+        self.ids = [m.id for m in pool]  # (read by position without touching each record)
+        self.position = {m_id: i for i, m_id in enumerate(self.ids)}
         lists: dict[str, list[int]] = {}  # key -> positions in the pool, ascending
         self._keys: dict[str, frozenset] = {}  # id -> keys (keys' own cache is smaller than a big pool)
 
@@ -137,6 +138,10 @@ class Postings:
         """The records ``n`` is compared with, best first (see the module's rule).
         ``alive``: ``self.alive(ids)``, the records still in the pool (records left since it
         was built are passed over; the order of the rest is the order over the smaller pool)."""
+        return [self.pool[i] for i in self.places(n, limit, alive)]
+
+    def places(self, n, limit: int, alive=None) -> list[int]:
+        """``ranked``'s records as their positions in the pool."""
         import numpy as np
 
         found = self._keys.get(n.id)
@@ -168,7 +173,7 @@ class Postings:
             above, counted = picked[over], counted[over]
             above = above[np.lexsort((-above, -counted))]
             at = picked[~over][::-1][:limit - len(above)]
-            return [self.pool[i] for i in (*above.tolist(), *at.tolist())]
+            return [*above.tolist(), *at.tolist()]
         hit, shared = self._counts(words, arrays, len(self.pool), None)
         if hit is None:
             hit = np.flatnonzero(shared)
@@ -184,7 +189,7 @@ class Postings:
             for i in best.tolist():
                 o = self.pool[i]
                 if o.id != n.id and (alive is None or alive[i]) and later(o, n):
-                    ranked.append(o)
+                    ranked.append(i)
                     if len(ranked) == limit:
                         return ranked
             if take == len(hit):

@@ -7,7 +7,7 @@ import re
 from dataclasses import dataclass, replace
 from functools import lru_cache
 
-from .frame import Frame, _concept, _holders_agree, _people, _stem, frame
+from .frame import Frame, Gist, _concept, _holders_agree, _people, _stem, frame, gist
 from .lexicon import _I, _ONE_OFF, _ONLY_ONCE, _ROLE, _TENTATIVE
 
 
@@ -20,12 +20,33 @@ class Verdict:
 
 def relation(old: str, new: str) -> Verdict | None:
     """Whether ``new`` (the later memory) updates ``old`` on the same frame, and how sure."""
-    if _tentative(new):
-        return None  # a proposal, a question or a supposition changes no belief
+    if not may_relate(old, new):
+        return None
     a, b = frame(old), _fresh(frame(old), frame(new))
     if _unmarked(a, b):
         return None
     return _related(old, new, a, b)
+
+
+def may_relate(old: str, new: str) -> bool:
+    """Whether ``relation`` needs the two frames: not when ``new`` is tentative (a proposal,
+    a question or a supposition changes no belief) or their gists refuse (``_quiet``).
+    consolidate computes frames ahead only for the pairs that need them."""
+    return not _tentative(new) and not _quiet(gist(old), gist(new))
+
+
+def may_relate_each(olds: list[str], new: str) -> list[bool]:
+    """``may_relate(old, new)`` for each of ``olds`` (``new``'s tentativeness found once)."""
+    if _tentative(new):
+        return [False] * len(olds)
+    b = gist(new)
+    return [not _quiet(gist(old), b) for old in olds]
+
+
+def _quiet(a: Gist, b: Gist) -> bool:
+    """``_unmarked`` on the gists: ``b`` says no update word at all (``_fresh`` only takes
+    update words away), so the frames would refuse too."""
+    return not b.marked and a.negated == b.negated and not (a.single and b.single)
 
 
 def _unmarked(a: Frame, b: Frame) -> bool:
