@@ -1,0 +1,109 @@
+"""The first consolidate after a bulk import, in-process, against another checkout's code.
+
+    python bench/recall.py --sizes 100000 --keep DIR          # the store (once, ~5 min)
+    python bench/first_consolidate.py --store DIR/s100000 --cache DIR/cache --other OLD_CHECKOUT
+
+Each run copies the store, then runs the library's ``writes.consolidate`` (a dry run: the
+copy is not written) with the CLI's worker pool, key cache and embedding cache, as
+`memstore consolidate` does, in a fresh process whose imports come from this checkout or
+from --other (a ``git worktree add`` of an older commit; the same virtual environment).
+Runs alternate (other, this, this, other, ...: --pairs pairs), since this machine's speed
+drifts by more than the differences measured. Prints each run's wall time, CPU of the
+process and of its workers, peak RSS and a digest of the events (the two versions must
+agree), then the ratios of the sums. Not a test (outside tests/).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent.parent
+
+# run in the child: SRC first on sys.path, then the measurement; one JSON line on stdout
+CHILD = r"""
+import hashlib, json, os, resource, sys, time
+sys.path.insert(0, os.environ["SRC"])
+from pathlib import Path
+
+def main():
+    import orjson
+    from memstore import writes
+    from memstore.config import load_config
+    from memstore.embed import make_embedder
+    from memstore.index.embcache import CachedEmbedder, EmbeddingCache
+    from memstore.index.keycache import KeyCache
+    from memstore.index.workers import EmbedPool
+    from memstore.store.layout import Layout
+
+    layout, cache = Layout(Path(sys.argv[1])), Path(sys.argv[2])
+    config = load_config(layout.read_config_text())
+    inner = make_embedder(config)
+    pool = EmbedPool(inner, int(sys.argv[4]))
+    embedder = CachedEmbedder(pool, EmbeddingCache(cache, inner.name, inner.dim))
+    wall, cpu = time.perf_counter(), time.process_time()
+    try:
+        done = writes.consolidate(layout, now=sys.argv[3], config=config, embedder=embedder, dry_run=True,
+                                  mapper=pool.map, keyer=KeyCache(cache).keys)
+    finally:
+        pool.close()
+    wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+    workers = resource.getrusage(resource.RUSAGE_CHILDREN)
+    digest = hashlib.sha256(b"".join(orjson.dumps(e, option=orjson.OPT_SORT_KEYS) for e in done.events))
+    print(json.dumps({"wall": round(wall, 1), "cpu": round(cpu, 1),
+                      "workers_cpu": round(workers.ru_utime + workers.ru_stime, 1), "events": len(done.events),
+                      "digest": digest.hexdigest()[:16],
+                      "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024}))
+
+if __name__ == "__main__":  # (the workers are spawned: they import this module again)
+    main()
+"""
+
+
+def measure(src: Path, store: Path, cache: Path, now: str, jobs: int, scratch: Path) -> dict:
+    copy = scratch / "store"
+    shutil.rmtree(copy, ignore_errors=True)
+    shutil.copytree(store, copy)
+    script = scratch / "child.py"
+    script.write_text(CHILD)
+    env = {**os.environ, "SRC": str(src), "MEMSTORE_CACHE_DIR": str(cache)}
+    out = subprocess.run([sys.executable, str(script), str(copy), str(cache), now, str(jobs)], env=env,
+                         capture_output=True, text=True, check=False)
+    if out.returncode != 0:
+        raise SystemExit(f"first_consolidate: the run from {src} failed:\n{out.stderr[-2000:]}")
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--store", type=Path, required=True, help="a store bench/recall.py kept (DIR/s100000)")
+    p.add_argument("--cache", type=Path, required=True, help="its embedding cache (DIR/cache)")
+    p.add_argument("--other", type=Path, help="another checkout to compare with (a git worktree)")
+    p.add_argument("--pairs", type=int, default=2)
+    p.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
+    p.add_argument("--now", default="2027-01-01T00:00:00Z")
+    a = p.parse_args()
+    order = ["this"] * a.pairs if a.other is None else \
+        [w for i in range(a.pairs) for w in (("other", "this") if i % 2 == 0 else ("this", "other"))]
+    runs: dict[str, list[dict]] = {"this": [], "other": []}
+    with tempfile.TemporaryDirectory(prefix="first-consolidate-") as tmp:
+        for who in order:
+            got = measure(HERE if who == "this" else a.other.resolve(), a.store, a.cache, a.now, a.jobs, Path(tmp))
+            runs[who].append(got)
+            print(who, json.dumps(got), flush=True)
+    if runs["other"]:
+        digests = {r["digest"] for rs in runs.values() for r in rs}
+        print("events identical" if len(digests) == 1 else f"EVENTS DIFFER: {sorted(digests)}")
+        for field in ("wall", "cpu", "workers_cpu", "rss_mb"):
+            this, other = (sum(r[field] for r in runs[w]) for w in ("this", "other"))
+            print(f"{field}: this {this:.1f} / other {other:.1f} = {this / other:.2f}x")
+
+
+if __name__ == "__main__":
+    main()
