@@ -495,6 +495,7 @@ class _Prefetch:
 
     def _run(self) -> None:
         waiting: set[str] = set()  # texts whose frames are wanted, not yet sent
+        job = ()
         try:
             while (job := self.jobs.get()) is not None:
                 _seed_gists(self.mapper, ungisted({new for new, _ in job} | {o for _, olds in job for o in olds}))
@@ -511,8 +512,8 @@ class _Prefetch:
             _seed_frames(self.mapper, unseeded(waiting))
         except BaseException as exc:  # (raised where it is joined)
             self.failure = exc
-            while self.jobs.get() is not None:  # what is put after a failure is dropped
-                pass
+            while job is not None:  # what is put after a failure is dropped, up to the end
+                job = self.jobs.get()
 
     def __enter__(self) -> _Prefetch:
         return self

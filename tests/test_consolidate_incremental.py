@@ -14,6 +14,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
@@ -206,3 +207,28 @@ def test_a_mark_is_appended_only_when_records_were_created_since_the_last():
     seq = log.state.seq
     events = log.run(_marked, ts_after(night, 2), CONFIG, embedder=HASH)
     assert [e["op"] for e in events] == ["conflict", "mark"] and events[-1]["through"] == seq
+
+
+def _fails_on_frames(fn, chunks):
+    """A mapper whose workers fail on frames: the prefetch's last flush (after the last block)."""
+    if fn.__name__ == "frames_of":
+        raise RuntimeError("a worker failed")
+    return [fn(c) for c in chunks]
+
+
+@pytest.mark.parametrize("frames", [1, 10_000])  # a flush between blocks, or only the last one
+def test_a_failure_on_the_workers_is_raised_not_a_hang(frames, monkeypatch):
+    import memstore.consolidate as c
+    from memstore.beliefs.frame import frame
+
+    log = MemLog()
+    texts = ["We deploy on Fridays.", "We never deploy on Fridays anymore.", "Ken lives in Osaka.",
+             "Ken moved to Tokyo."]
+    for i, text in enumerate(texts * 3):
+        log.remember([{"text": f"{text} ({i})"}], ts_after("2026-01-01T00:00:00Z", i), CONFIG)
+    monkeypatch.setattr(c, "_BLOCK", 2)
+    monkeypatch.setattr(c, "_FRAMES", frames)
+    frame.cache_clear()
+    with pytest.raises(RuntimeError, match="a worker failed"):
+        consolidate(log.state, now=ts_after(log.state.at, 1), config=CONFIG, embedder=HASH,
+                    mapper=_fails_on_frames)
