@@ -454,17 +454,12 @@ def _updates(s, now: str, config, memo: _Memo) -> list[dict]:
     return events
 
 
-def _seed_frames(mapper, texts: list[str]) -> None:
-    """The frames of ``texts``, computed by ``mapper`` (the workers), put in frame's cache."""
+def _seed(mapper, compute, keep, texts: list[str]) -> None:
+    """``compute`` (gists_of or frames_of) of ``texts`` by ``mapper`` (the workers), put in
+    their cache by ``keep`` (seed_gists or seed)."""
     chunks = [texts[i:i + CHUNK] for i in range(0, len(texts), CHUNK)]
-    for chunk, frames in zip(chunks, mapper(frames_of, chunks), strict=True):
-        seed(chunk, frames)
-
-
-def _seed_gists(mapper, texts: list[str]) -> None:
-    chunks = [texts[i:i + CHUNK] for i in range(0, len(texts), CHUNK)]
-    for chunk, gists in zip(chunks, mapper(gists_of, chunks), strict=True):
-        seed_gists(chunk, gists)
+    for chunk, found in zip(chunks, mapper(compute, chunks), strict=True):
+        keep(chunk, found)
 
 
 _BLOCK = 2048  # new records ranked before their pairs go to the workers
@@ -498,7 +493,8 @@ class _Prefetch:
         job = ()
         try:
             while (job := self.jobs.get()) is not None:
-                _seed_gists(self.mapper, ungisted({new for new, _ in job} | {o for _, olds in job for o in olds}))
+                texts = {new for new, _ in job} | {o for _, olds in job for o in olds}
+                _seed(self.mapper, gists_of, seed_gists, ungisted(texts))
                 for new, olds in job:
                     for old, may in zip(olds, may_relate_each(olds, new), strict=True):
                         if may:
@@ -507,9 +503,9 @@ class _Prefetch:
                         else:
                             self.quiet.append((old, new))
                 if len(waiting) >= _FRAMES:
-                    _seed_frames(self.mapper, unseeded(waiting))
+                    _seed(self.mapper, frames_of, seed, unseeded(waiting))
                     waiting = set()
-            _seed_frames(self.mapper, unseeded(waiting))
+            _seed(self.mapper, frames_of, seed, unseeded(waiting))
         except BaseException as exc:  # (raised where it is joined)
             self.failure = exc
             while job is not None:  # what is put after a failure is dropped, up to the end

@@ -87,9 +87,9 @@ class EmbedPool:
 
     def map(self, fn, chunks: list) -> Iterator:
         """``fn(chunk)`` for each chunk, in order: on the workers when what they would save
-        pays for starting them (judged, as for embedding, on the first chunk done here, with what
-        earlier calls did here), else
-        here. ``fn`` is a pure module-level function (consolidate's update keys and frames)."""
+        pays for starting them (judged, as for embedding, on the first chunk done here, with
+        what earlier calls did here), else here. ``fn`` is a pure module-level function
+        (consolidate's update keys, gists and frames)."""
         import time
 
         if self.jobs == 1 or len(chunks) <= self.jobs:
