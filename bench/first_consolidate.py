@@ -10,7 +10,8 @@ from --other (a ``git worktree add`` of an older commit; the same virtual enviro
 Runs alternate (other, this, this, other, ...: --pairs pairs), since this machine's speed
 drifts by more than the differences measured. Prints each run's wall time, CPU of the
 process and of its workers, peak RSS and a digest of the events (the two versions must
-agree), then the ratios of the sums. Not a test (outside tests/).
+agree), then the ratios of the sums; --stages adds each stage's seconds and how many texts
+and pairs the update checks saw. Not a test (outside tests/).
 """
 
 from __future__ import annotations
@@ -34,6 +35,10 @@ from pathlib import Path
 
 def main():
     import orjson
+
+    import memstore
+    if not Path(memstore.__file__).resolve().is_relative_to(Path(os.environ["SRC"]).resolve()):
+        raise SystemExit(f"memstore came from {memstore.__file__}, not from {os.environ['SRC']}")
     from memstore import writes
     from memstore.config import load_config
     from memstore.embed import make_embedder
@@ -42,6 +47,7 @@ def main():
     from memstore.index.workers import EmbedPool
     from memstore.store.layout import Layout
 
+    stages = _instrument() if os.environ.get("STAGES") else None
     layout, cache = Layout(Path(sys.argv[1])), Path(sys.argv[2])
     config = load_config(layout.read_config_text())
     inner = make_embedder(config)
@@ -59,20 +65,67 @@ def main():
     print(json.dumps({"wall": round(wall, 1), "cpu": round(cpu, 1),
                       "workers_cpu": round(workers.ru_utime + workers.ru_stime, 1), "events": len(done.events),
                       "digest": digest.hexdigest()[:16],
-                      "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024}))
+                      "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024,
+                      **({"stages": stages} if stages is not None else {})}))
+
+def _instrument():
+    # counters and timers around the stages this checkout has: seconds in each round of
+    # _updates and _near_duplicates, in _candidates (ranking) and relation; the texts whose
+    # gists and frames were computed ahead (seeded); the pairs the gists settled
+    import memstore.consolidate as c
+    got = {"updates_rounds_s": [], "near_duplicates_rounds_s": [], "candidates_s": 0.0, "relation_s": 0.0,
+           "gisted_texts": 0, "framed_texts": 0, "pairs_settled_by_gists": 0, "pairs_left_to_frames": 0}
+
+    def timed(name, key, rounds):
+        inner = getattr(c, name)
+        def wrapper(*a, **k):
+            t = time.perf_counter()
+            try:
+                return inner(*a, **k)
+            finally:
+                d = time.perf_counter() - t
+                if rounds:
+                    got[key].append(round(d, 2))
+                else:
+                    got[key] = round(got[key] + d, 2)
+        setattr(c, name, wrapper)
+
+    def counted(name, key):
+        inner = getattr(c, name)
+        def wrapper(texts, found):
+            got[key] += len(texts)
+            return inner(texts, found)
+        setattr(c, name, wrapper)
+
+    timed("_updates", "updates_rounds_s", True)
+    timed("_near_duplicates", "near_duplicates_rounds_s", True)
+    timed("_candidates", "candidates_s", False)
+    timed("relation", "relation_s", False)
+    counted("seed", "framed_texts")
+    if hasattr(c, "seed_gists"):
+        counted("seed_gists", "gisted_texts")
+    if hasattr(c, "may_relate_each"):
+        inner = c.may_relate_each
+        def each(olds, new):
+            found = inner(olds, new)
+            got["pairs_left_to_frames"] += sum(found)
+            got["pairs_settled_by_gists"] += len(found) - sum(found)
+            return found
+        c.may_relate_each = each
+    return got
 
 if __name__ == "__main__":  # (the workers are spawned: they import this module again)
     main()
 """
 
 
-def measure(src: Path, store: Path, cache: Path, now: str, jobs: int, scratch: Path) -> dict:
+def measure(src: Path, store: Path, cache: Path, now: str, jobs: int, scratch: Path, stages: bool) -> dict:
     copy = scratch / "store"
     shutil.rmtree(copy, ignore_errors=True)
     shutil.copytree(store, copy)
     script = scratch / "child.py"
     script.write_text(CHILD)
-    env = {**os.environ, "SRC": str(src), "MEMSTORE_CACHE_DIR": str(cache)}
+    env = {**os.environ, "SRC": str(src), "MEMSTORE_CACHE_DIR": str(cache), "STAGES": "1" if stages else ""}
     out = subprocess.run([sys.executable, str(script), str(copy), str(cache), now, str(jobs)], env=env,
                          capture_output=True, text=True, check=False)
     if out.returncode != 0:
@@ -88,13 +141,18 @@ def main() -> None:
     p.add_argument("--pairs", type=int, default=2)
     p.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     p.add_argument("--now", default="2027-01-01T00:00:00Z")
+    p.add_argument("--stages", action="store_true",
+                   help="also time the stages and count the texts and pairs seen (the timers add a little)")
     a = p.parse_args()
+    if a.other is not None and not (a.other / "memstore" / "__init__.py").is_file():
+        raise SystemExit(f"first_consolidate: --other {a.other} is not a memstore checkout (no memstore/__init__.py)")
     order = ["this"] * a.pairs if a.other is None else \
         [w for i in range(a.pairs) for w in (("other", "this") if i % 2 == 0 else ("this", "other"))]
     runs: dict[str, list[dict]] = {"this": [], "other": []}
     with tempfile.TemporaryDirectory(prefix="first-consolidate-") as tmp:
         for who in order:
-            got = measure(HERE if who == "this" else a.other.resolve(), a.store, a.cache, a.now, a.jobs, Path(tmp))
+            got = measure(HERE if who == "this" else a.other.resolve(), a.store, a.cache, a.now, a.jobs, Path(tmp),
+                          a.stages)
             runs[who].append(got)
             print(who, json.dumps(got), flush=True)
     if runs["other"]:
