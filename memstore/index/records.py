@@ -18,9 +18,11 @@ from ..timeutil import parse_ts
 from .lexical import time_order
 from .terms import any_of
 
-FORMAT = "memstore-records/7"  # /4: imported records at their import event's seq, agent, session;
+FORMAT = "memstore-records/8"  # /4: imported records at their import event's seq, agent, session;
 # /5: key, open-conflict and outcome terms, the salience columns; /6: derived_from terms;
-# /7: the seqs of the events that touched each record (``show`` reads just those lines)
+# /7: the seqs of the events that touched each record (``show`` reads just those lines);
+# /8: the record stored as bytes, not indexed (indexed as one raw term, every record's JSON
+# went into the term dictionary: a commit of the year fixture's days cost 2.4x)
 # graph edges and the mutable fields; cue filtering itself runs in the lexical index
 DIMENSIONS = ("subject", "status", "level", "tier", "session", "key", "open", "outcome", "from")
 # What `stats` aggregates over every record, as fast (columnar) fields: no record is decoded.
@@ -78,7 +80,7 @@ def _schema():
     sb.add_unsigned_field("seq", stored=True, indexed=True, fast=True)
     # event-time order with the seq as tie-breaker, so "newest" is the same in every build
     sb.add_integer_field("t", stored=False, indexed=False, fast=True)
-    sb.add_text_field("record", stored=True, tokenizer_name="raw", index_option="basic")
+    sb.add_bytes_field("record", stored=True, indexed=False)  # (read by id, never searched)
     sb.add_unsigned_field("ev", stored=True, indexed=False, fast=False)  # events that touched it
     for dim in DIMENSIONS:
         sb.add_text_field(dim, stored=False, tokenizer_name="raw", index_option="basic")
@@ -119,7 +121,7 @@ class RecordIndex:
             doc.add_text("id", m.id)
             doc.add_unsigned("seq", m.seq)
             doc.add_integer("t", time_order(m))
-            doc.add_text("record", dumps(memory_to_dict(m)).decode())
+            doc.add_bytes("record", dumps(memory_to_dict(m)))
             for q in events.get(m.id, ()):
                 doc.add_unsigned("ev", q)
             for dim, values in record_terms(m).items():
