@@ -120,9 +120,12 @@ def run_stage(layout: Layout, stage: Callable[..., list[dict]], *, now: str, con
     """Run ``consolidate`` or ``distill`` (``stage(state, now=, config=, **kw)``) and append
     its events. Two concurrent runs at the same ``now`` append what one run would."""
 
+    from .store.open import acyclic_build
+
     def plan(view: LogView) -> Plan:
         state = view.state()
-        return Plan(stage(state, now=now, config=config, **kw), state)
+        with acyclic_build():  # (a run makes no reference cycles; its state has 100k+ records)
+            return Plan(stage(state, now=now, config=config, **kw), state)
 
     done = commit(layout, plan, now, dry_run=dry_run)
     return StageRun(done.value, done.stamped(now), done.seqs)
