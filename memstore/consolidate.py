@@ -35,7 +35,7 @@ from itertools import repeat
 from .beliefs import later, relation
 from .beliefs.candidates import CHUNK, Postings
 from .beliefs.frame import frames_of, gists_of, seed, seed_gists, ungisted, unseeded
-from .beliefs.rules import may_relate_each
+from .beliefs.rules import may_relate_any, may_relate_each
 from .conflicts import (
     between_agents,
     conflict_events,
@@ -133,6 +133,11 @@ class _Memo:
       is taken once, three times as long as needed, and each round reads the first
       ``_MAX_CANDIDATES`` still in the pool; it is taken again only when fewer are left
       and the long ranking was cut short;
+    - silent records: a new record whose check no candidate can make say anything (its
+      text tentative, or saying no update word while every older record sharing a key with
+      it has its negation and no single value both have: ``may_relate_any``) is not ranked
+      or checked at all (``silent``, found once, from the gists of the run's first pool;
+      the pool only shrinks, so it stays so). A bulk import's chatter is most of it;
     - relations: ``relation`` is a pure function of the two texts; a candidate it found
       unrelated, or in another domain, stays so: a later check passes over its place in the
       long ranking (``quiet``, kept with the ranking it is a place in);
@@ -152,6 +157,7 @@ class _Memo:
         self.candidates: dict[str, list[str]] = {}  # id -> its long ranking (ids)
         self.places: dict[str, object] = {}  # id -> its long ranking, as the postings' positions
         self.relations: dict[tuple[str, str], object] = {}
+        self.silent: frozenset[str] = frozenset()  # new records no check can make an event for
         # id -> (its long ranking, a bit set at each position whose check can make no event)
         self.quiet: dict[str, tuple[list[str], int]] = {}
         self.touched: set[str] | None = None  # None: nothing decided yet
@@ -396,12 +402,13 @@ def _updates(s, now: str, config, memo: _Memo) -> list[dict]:
     in_pool = {m.id for m in pool}  # as the round starts: candidates are ranked over it all round
     if memo.postings is None or not in_pool <= memo.postings.position.keys():
         memo.reset(Postings(pool, memo.mapper, memo.keyer, wanted=[n.id for n in new]))
+        memo.silent = _silent(new, memo.postings, memo.mapper)
     memo.alive = None if len(in_pool) == len(memo.postings.pool) else memo.postings.alive(in_pool)
     # the write list of a run's state (memstore.working); another state's checks are all made
     written = s.memories.written if isinstance(s, Working) else None
     start = None if written is None else len(written)  # (the writes the round's pool has seen)
     # (a check whose inputs did not change since it was made is not made again)
-    due = new if written is None else [n for n in new if not memo.unchanged(n, s)]
+    due = [n for n in new if n.id not in memo.silent and (written is None or not memo.unchanged(n, s))]
     ranked_of: dict[str, list[int]] = {}  # _candidates this round, taken ahead
     if memo.mapper is not map and due:  # what the comparisons will need, computed on the workers
         # while the candidates are ranked here, a block of new records at a time
@@ -418,6 +425,8 @@ def _updates(s, now: str, config, memo: _Memo) -> list[dict]:
         memo.relations.update(dict.fromkeys(ahead.quiet))  # relation's None, from the gists
     events: list[dict] = []
     for n in new:
+        if n.id in memo.silent:
+            continue
         n = s.memories[n.id]
         if n.status != "active":
             continue
@@ -452,6 +461,35 @@ def _updates(s, now: str, config, memo: _Memo) -> list[dict]:
             was = memo.quiet.get(n.id)
             memo.quiet[n.id] = (long, quiet | (was[1] if was is not None and was[0] is long else 0))
     return events
+
+
+def _silent(new: list[Memory], postings: Postings, mapper) -> frozenset[str]:
+    """The ids of ``new`` (the round's new records, in the pool) whose update check can make
+    no event, whatever is ranked for them (``may_relate_any`` over the gist kinds of the pool
+    records sharing a key with each; a candidate always shares one). Found only when most of
+    the pool is new (a bulk import: the gists of the pool cost at most twice those of the
+    new records, which the checks read anyway); a night's thousand records against a big
+    pool are all checked, as before."""
+    pool = postings.pool
+    if not new or 2 * len(new) <= len(pool):
+        return frozenset()
+    texts = sorted({m.text for m in pool})
+    chunks = [texts[i:i + CHUNK] for i in range(0, len(texts), CHUNK)]
+    gists = {}
+    for chunk, found in zip(chunks, mapper(gists_of, chunks), strict=True):
+        seed_gists(chunk, found)
+        gists.update(zip(chunk, found, strict=True))
+    holders: dict[tuple[bool, bool], set[str]] = {}  # (negated, single) -> the keys of its records
+    for m in pool:
+        g = gists[m.text]
+        holders.setdefault((g.negated, g.single), set()).update(postings.keys_of(m))
+    silent = []
+    for n in new:
+        mine = postings.keys_of(n)
+        kinds = [kind for kind, held in holders.items() if not held.isdisjoint(mine)]
+        if not may_relate_any(n.text, kinds):
+            silent.append(n.id)
+    return frozenset(silent)
 
 
 def _seed(mapper, compute, keep, texts: list[str]) -> None:

@@ -280,3 +280,27 @@ def test_the_gists_refuse_only_what_the_frames_refuse(old, new):
     if not may_relate(old, new):
         assert beliefs.relation(old, new) is None
         assert _tentative(new) or _unmarked(frame(old), _fresh(frame(old), frame(new)))
+
+
+
+@settings(max_examples=400, deadline=None)
+@given(texts, st.lists(texts, min_size=1, max_size=4), texts)
+def test_a_new_text_refused_for_every_kind_is_refused_for_every_text_of_them(new, olds, other):
+    """consolidate passes over a new record, unranked, when ``may_relate_any`` refuses the
+    kinds (negation, single value) of the older records sharing a key with it. Exact both
+    ways: refused, no text of those kinds may relate and ``relation`` finds nothing; let
+    through, some text of them may relate."""
+    from memstore.beliefs.frame import gist
+    from memstore.beliefs.rules import may_relate, may_relate_any
+
+    def kind(t):
+        return gist(t).negated, gist(t).single
+
+    kinds = {kind(t) for t in olds}
+    if may_relate_any(new, kinds):
+        assert any(may_relate(t, new) for t in olds)
+    else:
+        for t in [*olds, other]:
+            if kind(t) in kinds:
+                assert not may_relate(t, new), t
+                assert beliefs.relation(t, new) is None, t

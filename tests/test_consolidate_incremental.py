@@ -144,6 +144,49 @@ def test_frames_computed_ahead_change_no_event(requests, later, small):
         c._BLOCK, c._FRAMES, c._MAX_CANDIDATES, c._LONG, oracle._MAX_CANDIDATES = saved
 
 
+def test_silent_records_are_passed_over_and_change_no_event(monkeypatch):
+    """A bulk import: the records no candidate can make say anything (no update word, and no
+    older record sharing a key has another negation) are not ranked, and the events are those
+    of checking them all; the update among them is still found."""
+    import memstore.consolidate as c
+
+    log = MemLog()
+    chatter = [f"Standup notes for the {team} team, week {w}." for team in ("web", "data", "infra")
+               for w in range(1, 9)]
+    history = [{"text": t, "subject": "standup"} for t in chatter] + [
+        {"text": "Billing runs on Postgres.", "subject": "billing", "kind": "fact"},
+        {"text": "Billing moved from Postgres to MySQL.", "subject": "billing", "kind": "fact"},
+        {"text": "We deploy on Fridays.", "subject": "deploys", "kind": "decision"},
+        {"text": "We never deploy on Fridays.", "subject": "deploys", "kind": "decision"}]
+    for n, req in enumerate(history):
+        log.remember([req], ts_after(T0, n / 100), CONFIG)
+    now = ts_after(log.state.at, 1)
+    found = []
+    silent = c._silent
+    monkeypatch.setattr(c, "_silent", lambda *a: found.append(silent(*a)) or found[-1])
+    events = consolidate(log.state, now=now, config=CONFIG, embedder=HASH)
+    by_id = {m.id: m.text for m in log.state.memories.values()}
+    # (not the billing move, which says an update word, nor the deploys, whose keys a negated
+    # record shares)
+    assert found and {by_id[i] for i in found[0]} == {*chatter, "Billing runs on Postgres."}
+    assert events == oracle.consolidate(log.state, now=now, config=CONFIG, embedder=HASH)
+    monkeypatch.setattr(c, "_silent", lambda *a: frozenset())
+    assert consolidate(log.state, now=now, config=CONFIG, embedder=HASH) == events
+    assert {e["op"] for e in events} & {"supersede", "conflict"}
+
+
+def test_a_night_against_a_bigger_pool_checks_every_new_record():
+    import memstore.consolidate as c
+    from memstore.beliefs.candidates import Postings
+
+    log = MemLog()
+    for n in range(6):
+        log.remember([{"text": f"Standup notes, week {n}."}], ts_after(T0, n), CONFIG)
+    pool = log.state.ordered()
+    assert c._silent(pool[-2:], Postings(pool), map) == frozenset()
+    assert len(c._silent(pool[-4:], Postings(pool), map)) == 4
+
+
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(request, min_size=1, max_size=24), st.integers(min_value=1, max_value=6))
 def test_nightly_runs_equal_the_oracle_night_by_night(requests, every):

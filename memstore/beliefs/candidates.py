@@ -63,6 +63,11 @@ class Postings:
         self._year = None
         self.regular = all(a.recorded_at <= b.recorded_at for a, b in zip(pool, pool[1:], strict=False))
 
+    def keys_of(self, m) -> frozenset:
+        """``m``'s lookup keys, as ranking reads them (a pool record's: those the pool holds)."""
+        found = self._keys.get(m.id)
+        return keys(m.text) if found is None else found
+
     def _cover(self, more: frozenset) -> None:
         """Gather the postings of keys ``more`` too (one pass over the pool's keys)."""
         for i, m in enumerate(self.pool):
@@ -144,8 +149,7 @@ class Postings:
         """``ranked``'s records as their positions in the pool."""
         import numpy as np
 
-        found = self._keys.get(n.id)
-        found = keys(n.text) if found is None else found
+        found = self.keys_of(n)
         if self._covered is not None and not found <= self._covered:
             self._cover(found - self._covered)
         words = [w for w in found if w in self._lists]

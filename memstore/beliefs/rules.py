@@ -43,6 +43,17 @@ def may_relate_each(olds: list[str], new: str) -> list[bool]:
     return [not _quiet(gist(old), b) for old in olds]
 
 
+def may_relate_any(new: str, kinds) -> bool:
+    """Whether ``may_relate(old, new)`` holds for some old text whose gist's (negated, single)
+    is one of ``kinds``: False when no such pair needs a frame, so none can relate. Lets
+    consolidate pass over a new record before ranking its candidates, from the kinds of the
+    older records that share a key with it."""
+    if _tentative(new):
+        return False
+    b = gist(new)
+    return any(not _quiet(Gist(False, negated, single), b) for negated, single in kinds)
+
+
 def _quiet(a: Gist, b: Gist) -> bool:
     """``_unmarked`` on the gists: ``b`` says no update word at all (``_fresh`` only takes
     update words away), so the frames would refuse too."""
