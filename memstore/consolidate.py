@@ -475,10 +475,10 @@ def _silent(new: list[Memory], postings: Postings, mapper) -> frozenset[str]:
         return frozenset()
     texts = sorted({m.text for m in pool})
     chunks = [texts[i:i + CHUNK] for i in range(0, len(texts), CHUNK)]
-    gists = {}
+    gists, one = {}, {}  # (``one``: a gist has eight values; a million texts share eight objects)
     for chunk, found in zip(chunks, mapper(gists_of, chunks), strict=True):
         seed_gists(chunk, found)
-        gists.update(zip(chunk, found, strict=True))
+        gists.update((t, one.setdefault(g, g)) for t, g in zip(chunk, found, strict=True))
     holders: dict[tuple[bool, bool], set[str]] = {}  # (negated, single) -> the keys of its records
     for m in pool:
         g = gists[m.text]
@@ -487,7 +487,7 @@ def _silent(new: list[Memory], postings: Postings, mapper) -> frozenset[str]:
     for n in new:
         mine = postings.keys_of(n)
         kinds = [kind for kind, held in holders.items() if not held.isdisjoint(mine)]
-        if not may_relate_any(n.text, kinds):
+        if not may_relate_any(n.text, kinds, gists[n.text]):  # (the seeded gists are bounded)
             silent.append(n.id)
     return frozenset(silent)
 

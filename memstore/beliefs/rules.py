@@ -43,14 +43,14 @@ def may_relate_each(olds: list[str], new: str) -> list[bool]:
     return [not _quiet(gist(old), b) for old in olds]
 
 
-def may_relate_any(new: str, kinds) -> bool:
+def may_relate_any(new: str, kinds, new_gist: Gist | None = None) -> bool:
     """Whether ``may_relate(old, new)`` holds for some old text whose gist's (negated, single)
     is one of ``kinds``: False when no such pair needs a frame, so none can relate. Lets
     consolidate pass over a new record before ranking its candidates, from the kinds of the
     older records that share a key with it."""
     if _tentative(new):
         return False
-    b = gist(new)
+    b = gist(new) if new_gist is None else new_gist  # (``new_gist``: ``gist(new)``, known)
     return any(not _quiet(Gist(False, negated, single), b) for negated, single in kinds)
 
 
