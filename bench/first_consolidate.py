@@ -48,6 +48,15 @@ def main():
     from memstore.store.layout import Layout
 
     stages = _instrument() if os.environ.get("STAGES") else None
+    if os.environ.get("COLLECTOR"):  # the cycle collector on during the run, as before 0.12.4
+        import gc
+
+        import memstore.consolidate as c
+        inner_run = c.consolidate
+        def collected(*a, **k):
+            gc.enable()
+            return inner_run(*a, **k)
+        c.consolidate = collected
     layout, cache = Layout(Path(sys.argv[1])), Path(sys.argv[2])
     config = load_config(layout.read_config_text())
     inner = make_embedder(config)
@@ -137,13 +146,15 @@ if __name__ == "__main__":  # (the workers are spawned: they import this module 
 """
 
 
-def measure(src: Path, store: Path, cache: Path, now: str, jobs: int, scratch: Path, stages: bool) -> dict:
+def measure(src: Path, store: Path, cache: Path, now: str, jobs: int, scratch: Path, stages: bool,
+            collector: bool = False) -> dict:
     copy = scratch / "store"
     shutil.rmtree(copy, ignore_errors=True)
     shutil.copytree(store, copy)
     script = scratch / "child.py"
     script.write_text(CHILD)
-    env = {**os.environ, "SRC": str(src), "MEMSTORE_CACHE_DIR": str(cache), "STAGES": "1" if stages else ""}
+    env = {**os.environ, "SRC": str(src), "MEMSTORE_CACHE_DIR": str(cache), "STAGES": "1" if stages else "",
+           "COLLECTOR": "1" if collector else ""}
     out = subprocess.run([sys.executable, str(script), str(copy), str(cache), now, str(jobs)], env=env,
                          capture_output=True, text=True, check=False)
     if out.returncode != 0:
@@ -161,6 +172,8 @@ def main() -> None:
     p.add_argument("--now", default="2027-01-01T00:00:00Z")
     p.add_argument("--stages", action="store_true",
                    help="also time the stages and count the texts and pairs seen (the timers add a little)")
+    p.add_argument("--collector", action="store_true",
+                   help="keep Python's cycle collector on during this checkout's runs (as before 0.12.4)")
     a = p.parse_args()
     if a.other is not None and not (a.other / "memstore" / "__init__.py").is_file():
         raise SystemExit(f"first_consolidate: --other {a.other} is not a memstore checkout (no memstore/__init__.py)")
@@ -170,7 +183,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="first-consolidate-") as tmp:
         for who in order:
             got = measure(HERE if who == "this" else a.other.resolve(), a.store, a.cache, a.now, a.jobs, Path(tmp),
-                          a.stages)
+                          a.stages, a.collector and who == "this")
             runs[who].append(got)
             print(who, json.dumps(got), flush=True)
     if runs["other"]:

@@ -473,12 +473,8 @@ def _silent(new: list[Memory], postings: Postings, mapper) -> frozenset[str]:
     pool = postings.pool
     if not new or 2 * len(new) <= len(pool):
         return frozenset()
-    texts = sorted({m.text for m in pool})
-    chunks = [texts[i:i + CHUNK] for i in range(0, len(texts), CHUNK)]
-    gists, one = {}, {}  # (``one``: a gist has eight values; a million texts share eight objects)
-    for chunk, found in zip(chunks, mapper(gists_of, chunks), strict=True):
-        seed_gists(chunk, found)
-        gists.update((t, one.setdefault(g, g)) for t, g in zip(chunk, found, strict=True))
+    one = {}  # (a gist has eight values: a million texts share eight objects)
+    gists = {t: one.setdefault(g, g) for t, g in _seed(mapper, gists_of, seed_gists, sorted({m.text for m in pool}))}
     holders: dict[tuple[bool, bool], set[str]] = {}  # (negated, single) -> the keys of its records
     for m in pool:
         g = gists[m.text]
@@ -492,12 +488,16 @@ def _silent(new: list[Memory], postings: Postings, mapper) -> frozenset[str]:
     return frozenset(silent)
 
 
-def _seed(mapper, compute, keep, texts: list[str]) -> None:
+def _seed(mapper, compute, keep, texts: list[str]):
     """``compute`` (gists_of or frames_of) of ``texts`` by ``mapper`` (the workers), put in
-    their cache by ``keep`` (seed_gists or seed)."""
+    their cache by ``keep`` (seed_gists or seed); returns (text, what was computed) pairs,
+    for a caller that reads them all (the caches are bounded)."""
     chunks = [texts[i:i + CHUNK] for i in range(0, len(texts), CHUNK)]
+    pairs = []
     for chunk, found in zip(chunks, mapper(compute, chunks), strict=True):
         keep(chunk, found)
+        pairs += zip(chunk, found, strict=True)
+    return pairs
 
 
 _BLOCK = 2048  # new records ranked before their pairs go to the workers

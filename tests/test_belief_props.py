@@ -282,7 +282,6 @@ def test_the_gists_refuse_only_what_the_frames_refuse(old, new):
         assert _tentative(new) or _unmarked(frame(old), _fresh(frame(old), frame(new)))
 
 
-
 @settings(max_examples=400, deadline=None)
 @given(texts, st.lists(texts, min_size=1, max_size=4), texts)
 def test_a_new_text_refused_for_every_kind_is_refused_for_every_text_of_them(new, olds, other):

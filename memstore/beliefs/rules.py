@@ -51,6 +51,7 @@ def may_relate_any(new: str, kinds, new_gist: Gist | None = None) -> bool:
     if _tentative(new):
         return False
     b = gist(new) if new_gist is None else new_gist  # (``new_gist``: ``gist(new)``, known)
+    # (_quiet reads only the older gist's negation and single value, not its marker)
     return any(not _quiet(Gist(False, negated, single), b) for negated, single in kinds)
 
 
