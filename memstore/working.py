@@ -87,6 +87,9 @@ class Working(State):
                         break
                     at[i] = len(records)
                     records.append(m)
+                    # (the listing now reaches this record: one before it that passes later,
+                    # created since but not passing then, is out of place: scanned again)
+                    end = found[3] = self._at[i] + 1
         if found is None:
             self.ordered()
             found = self._selected[name] = [[m for m in self._records if keep(m)], None, 0, len(self._records)]
