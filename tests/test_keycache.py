@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
+import random
 import subprocess
 import sys
 from pathlib import Path
@@ -155,7 +155,10 @@ def test_a_block_whose_offsets_do_not_add_up_is_not_believed_even_with_its_crc(t
         assert derive.asked == texts
 
 
-@pytest.mark.parametrize("junk", [b"", b"MSK1", b"not a cache at all" * 10, os.urandom(300)])
+# (seeded noise: random bytes would name the test differently in each process, and
+# pytest-xdist refuses workers that collected different tests)
+@pytest.mark.parametrize("junk", [b"", b"MSK1", b"not a cache at all" * 10, random.Random(7).randbytes(300)],
+                         ids=["empty", "magic-only", "text", "noise"])
 def test_a_foreign_or_empty_file_is_never_believed(tmp_path, junk):
     path = tmp_path / f"keys-{KEYS_VERSION}.bin"
     path.write_bytes(junk)
