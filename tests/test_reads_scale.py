@@ -210,7 +210,12 @@ def test_show_by_key_equals_the_fold(stores):
     ("--since", "2026-03-20"), ("--since", "2026-04-01", "--op", "remember"),
     ("--since", "2026-02-01", "--until", "2026-02-10", "--limit", "4"),
 ])
-def test_log_read_from_the_end_equals_the_forward_read(stores, args):
+@pytest.mark.parametrize("keep", [None, 2])  # 2: every answer of more than two is read again forwards
+def test_log_read_from_the_end_equals_the_forward_read(stores, args, keep, monkeypatch):
+    from memstore_cli.commands import log
+
+    if keep is not None:
+        monkeypatch.setattr(log, "KEEP", keep)
     store, _bare = stores
     code, out, err = _run(store, "log", "--json")
     assert code == 0, err
@@ -424,3 +429,30 @@ def test_damage_found_while_reading_the_index_falls_back_to_the_fold(stores, mon
         broken.clear()
         assert _run(store, *argv, "--now", now) == expected, argv
         assert broken  # the index was opened, then failed as it was read
+
+
+def test_a_window_read_again_forwards_is_the_one_read_backwards(tmp_path, stores):
+    """A long answer is found from the log's end, then read forwards: the same events, never
+    one appended since, and a line changed in between is an error, not another answer."""
+    from memstore.store.backwards import Changed, newest_first, oldest_first
+    from memstore.store.layout import Layout
+
+    store, _bare = stores
+    copy = tmp_path / "c"
+    shutil.copytree(store, copy)
+    layout = Layout(copy)
+    read: list = []
+    back = list(newest_first(layout, stop_month="2026-03", read=read))
+    first, last = back[-1]["seq"], back[0]["seq"]
+    assert [p.stem for p in read][-1] == "2026-03" and len(back) > 100
+    assert list(oldest_first(layout, read[-1], first, last)) == back[::-1]
+    assert list(oldest_first(layout, read[-1], first + 5, first + 9)) == back[::-1][5:10]
+    assert _run(copy, "remember", "appended after the window", "--now", _day(120))[0] == 0
+    assert list(oldest_first(layout, read[-1], first, last)) == back[::-1]  # (not the new line)
+    part = read[0]
+    lines = part.read_bytes().split(b"\n")
+    at = next(i for i, line in enumerate(lines) if b'"seq":%d' % (last - 3) in line)
+    lines[at] = lines[at].replace(b'"op":', b'"opx":', 1)
+    part.write_bytes(b"\n".join(lines))
+    with pytest.raises(Changed, match=f"log line seq {last - 3} in {part.name} changed while it was read"):
+        list(oldest_first(layout, read[-1], first, last))

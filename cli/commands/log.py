@@ -43,11 +43,13 @@ def run(
         return (not ops or ev["op"] in ops) and (lo is None or ev["at"] >= lo) and (hi is None or ev["at"] < hi)
 
     events = _recent(e.layout, wanted, limit, lo) if access is None and (limit or lo) else None
-    if events is None:
+    if events is None:  # read forwards, printed as read (a --limit holds only the newest)
         hidden = hidden_ids(LogView(e.layout).state(), access) if access is not None else frozenset()
-        events = [ev for ev in LogView(e.layout).events() if event_visible(ev, access, hidden) and wanted(ev)]
+        events = (ev for ev in LogView(e.layout).events() if event_visible(ev, access, hidden) and wanted(ev))
         if limit is not None:
-            events = events[-limit:]
+            from collections import deque
+
+            events = deque(events, maxlen=limit)
     if json:
         emit_jsonl(events)
         return
@@ -56,22 +58,37 @@ def run(
         out(safe(f"{ev['seq']:>6}  {ev['at']}  {ev['op']:<10} {summary(ev)}{who}"))
 
 
-def _recent(layout, wanted, limit: int | None, since: str | None) -> list[dict] | None:
-    """The newest ``limit`` wanted events (or all since ``since``), read from the log's end:
-    a --limit or --since costs what it returns. None: the log is not regular there, and the
-    caller reads it forwards (memstore.store.backwards)."""
-    from memstore.store.backwards import Irregular, newest_first
+KEEP = 10_000  # events an answer read from the log's end holds; a longer one is read again forwards
+
+
+def _recent(layout, wanted, limit: int | None, since: str | None):
+    """The newest ``limit`` wanted events (or all since ``since``), oldest first, read from
+    the log's end: a --limit or --since costs what it returns. Up to ``KEEP`` of them are
+    held as found; a longer answer is only counted on the way back (where it begins), then
+    read forwards and printed as it is read, so its memory does not grow with it (a million
+    events held took 3.8 GB). None: the log is not regular there, and the caller reads it
+    forwards (memstore.store.backwards)."""
+    from memstore.store.backwards import Irregular, newest_first, oldest_first
 
     found: list[dict] = []
+    read: list = []  # the partitions read, newest first
+    count = first = last = 0
     try:
-        for ev in newest_first(layout, stop_month=since[:7] if since else None):
+        for ev in newest_first(layout, stop_month=since[:7] if since else None, read=read):
+            last = last or ev["seq"]
             if wanted(ev):
-                found.append(ev)
-                if limit is not None and len(found) == limit:
+                count, first = count + 1, ev["seq"]
+                if count <= KEEP:
+                    found.append(ev)
+                elif found:
+                    found = []  # (counted from here on, not held)
+                if limit is not None and count == limit:
                     break
     except Irregular:
         return None
     except OSError:
         return None  # the forward read reports it as it always did
-    found.reverse()
-    return found
+    if count <= KEEP:
+        found.reverse()
+        return found
+    return (ev for ev in oldest_first(layout, read[-1], first, last) if wanted(ev))
