@@ -259,6 +259,58 @@ def _standing(s, key: tuple, sides: dict, now: str, config) -> list[dict]:
     return events
 
 
+def rows(table, now: str, config):
+    """The rows of a snapshot's table (memstore.store.snapshot) a distillation at ``now`` can
+    find by scanning, as a boolean mask: a superset of what its scans keep, for a record the
+    log after the snapshot does not touch (``store.open.load_state`` builds those besides).
+    Its scans: ``_climb``'s eligible records (below ``distill.floor``: the effective salience
+    by ``tally.effective_arrays``, with each row where numpy and Python could round apart
+    kept), ``outcome_groups``' evidence, the policies (``policy_conflicts``,
+    ``_standing``), and the retired abstractions a ``reinstate`` scans for (``fold``).
+    Anything else a run reads, it asks for by id."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    from .model import KINDS
+    from .tally import effective_arrays
+    from .timeutil import parse_ts
+
+    def col(name):
+        return table.column(name)
+
+    def mask(condition):
+        return np.asarray(pc.fill_null(condition, False).to_numpy(zero_copy_only=False), dtype=bool)
+
+    kept = mask(pc.equal(col("level"), "policy")) | mask(col("retired"))
+    kept |= mask(pc.and_(pc.equal(col("level"), "raw"), pc.is_valid(col("outcome"))))
+    at = np.flatnonzero(mask(pc.and_(pc.and_(pc.equal(col("status"), "active"), pc.equal(col("tier"), "long")),
+                                     pc.and_(pc.not_equal(col("level"), "policy"),
+                                             pc.and_(pc.is_null(col("abstracted_by")),
+                                                     pc.less(col("recorded_at"), now))))))
+    if len(at):
+        part = table.select(["salience", "confidence", "recall_count", "kind", "recorded_at",
+                             "last_reinforced_at", "last_recalled_at"]).take(pa.array(at))
+        axes = [np.asarray(a.to_numpy(zero_copy_only=False), dtype=np.float64)
+                for a in part.column("salience").combine_chunks().flatten()]
+        axes = [axes[[f.name for f in part.schema.field("salience").type].index(a)] for a in AXES]
+        # salience.last_use (the latest of three times: their text sorts in time order), each
+        # distinct time parsed once as effective_of parses it
+        used = pc.max_element_wise(part.column("recorded_at"), part.column("last_reinforced_at"),
+                                   part.column("last_recalled_at"), skip_nulls=True)
+        times = pc.unique(used)
+        t = int(parse_ts(now).timestamp())
+        seconds = np.array([t - int(parse_ts(u).timestamp()) for u in times.to_pylist()], dtype=np.int64)
+        since = seconds[np.asarray(pc.index_in(used, value_set=times).to_numpy(zero_copy_only=False), dtype=np.int64)]
+        kinds = np.asarray(pc.fill_null(pc.index_in(part.column("kind"), value_set=pa.array(KINDS)),
+                                        len(KINDS)).to_numpy(zero_copy_only=False), dtype=np.int64)
+        value, unsure = effective_arrays(axes, since, kinds,
+                                         np.asarray(part.column("confidence").to_numpy(), dtype=np.float64),
+                                         np.asarray(part.column("recall_count").to_numpy(), dtype=np.int64), config)
+        kept[at[(value < config["distill"]["floor"]) | unsure]] = True
+    return kept
+
+
 def distill(state, *, now: str, config, embedder=None) -> list[dict]:
     """The events one distillation at ``now`` appends (without seq), in order."""
     del embedder  # abstractions are extractive; the parameter keeps every stage's signature

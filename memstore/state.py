@@ -29,7 +29,9 @@ class State:
     marks: dict[str, int] = field(default_factory=dict)
 
     def copy(self) -> State:
-        return State(dict(self.memories), dict(self.keys), self.seq, self.at, dict(self.notes), dict(self.marks))
+        source = getattr(self.memories, "source", None)  # (a partial state's stays partial)
+        memories = dict(self.memories) if source is None else Partial(self.memories, source)
+        return State(memories, dict(self.keys), self.seq, self.at, dict(self.notes), dict(self.marks))
 
     def resolve(self, ref: str) -> Memory | None:
         """A record by id or by caller key."""
@@ -45,6 +47,45 @@ class State:
     def ordered(self) -> list[Memory]:
         """Records in creation order (seq, then id): the canonical order of every listing."""
         return sorted(self.memories.values(), key=_CANONICAL)
+
+
+class Partial(dict):
+    """Records by id of which only some are built: a stage that scans few of a snapshot's
+    rows (``store.open.load_state(keep=)``) gets those, and any other id it asks for is built
+    from ``source`` (``source.one(id)``, None when there is no such record) on first use.
+    Listings (``values``, ``State.ordered``) hold the records built so far, so a caller may
+    scan only for records its ``keep`` chose or that it asked for by id."""
+
+    __slots__ = ("source",)
+
+    def __init__(self, records=(), source=None):
+        super().__init__(records)
+        self.source = source
+
+    def __missing__(self, key):
+        m = self.source.one(key) if self.source is not None else None
+        if m is None:
+            raise KeyError(key)
+        dict.__setitem__(self, key, m)  # (built, not written: memstore.working)
+        return m
+
+    def get(self, key, default=None):
+        try:
+            return self[key]
+        except KeyError:
+            return default
+
+    def __contains__(self, key) -> bool:
+        return self.get(key) is not None
+
+    def copy(self) -> Partial:
+        return Partial(self, self.source)
+
+    def build(self, ids) -> None:
+        """Build the records of ``ids`` not built yet, in one pass over the source."""
+        if self.source is not None:
+            for m in self.source.many([i for i in ids if not dict.__contains__(self, i)]):
+                dict.__setitem__(self, m.id, m)
 
 
 def recurrence_after(mentions: int) -> float:

@@ -5,7 +5,7 @@ million records is made once a run (``Working.select``), not once a stage and ro
 from __future__ import annotations
 
 from .model import Memory
-from .state import State
+from .state import Partial, State
 
 
 class Writes(dict):
@@ -23,13 +23,24 @@ class Writes(dict):
     __delitem__ = pop = popitem = setdefault = update = clear = _refused
 
 
+class PartialWrites(Writes):
+    """``Writes`` over a partial state's records (``state.Partial``): an id not built yet is
+    built on first use, and that is not a write."""
+
+    __slots__ = ("source",)
+    __missing__, get, __contains__ = Partial.__missing__, Partial.get, Partial.__contains__
+
+
 class Working(State):
     """A working copy of a state (``Working.of``); its input is never changed."""
 
     @classmethod
     def of(cls, state: State) -> Working:
-        memories = Writes(state.memories)
+        source = state.memories.source if isinstance(state.memories, Partial) else None
+        memories = Writes(state.memories) if source is None else PartialWrites(state.memories)
         memories.written = []
+        if source is not None:
+            memories.source = source
         work = cls(memories, dict(state.keys), state.seq, state.at, dict(state.notes), dict(state.marks))
         work._records = state.ordered()  # the one sort of the run
         work.base = state.memories  # the records as the run began (read, never changed)

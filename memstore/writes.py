@@ -116,14 +116,15 @@ class StageRun(NamedTuple):
 
 
 def run_stage(layout: Layout, stage: Callable[..., list[dict]], *, now: str, config,
-              dry_run: bool = False, **kw) -> StageRun:
+              dry_run: bool = False, keep=None, **kw) -> StageRun:
     """Run ``consolidate`` or ``distill`` (``stage(state, now=, config=, **kw)``) and append
-    its events. Two concurrent runs at the same ``now`` append what one run would."""
+    its events. Two concurrent runs at the same ``now`` append what one run would.
+    ``keep(table)``: the snapshot rows the stage can scan for (``store.open.load_state``)."""
 
     from .store.open import acyclic_build
 
     def plan(view: LogView) -> Plan:
-        state = view.state()
+        state = view.state(keep)
         with acyclic_build():  # (a run makes no reference cycles; its state has 100k+ records)
             return Plan(stage(state, now=now, config=config, **kw), state)
 
@@ -148,9 +149,13 @@ def consolidate(layout: Layout, *, now: str, config, embedder=None, dry_run: boo
 
 
 def distill(layout: Layout, *, now: str, config, dry_run: bool = False) -> StageRun:
+    """The distillation; from a snapshot it builds only the records it can scan for
+    (``distill.rows``) and those it asks for by id."""
     from .distill import distill as stage
+    from .distill import rows
 
-    return run_stage(layout, stage, now=now, config=config, dry_run=dry_run)
+    return run_stage(layout, stage, now=now, config=config, dry_run=dry_run,
+                     keep=lambda table: rows(table, now, config))
 
 
 class Forgotten(NamedTuple):

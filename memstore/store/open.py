@@ -10,8 +10,9 @@ from __future__ import annotations
 from contextlib import contextmanager
 from pathlib import Path
 
+from ..events import touched_ids
 from ..fold import fold
-from ..state import State
+from ..state import Partial, State
 from .layout import Layout
 from .log import LogReader, position_after, read_head
 from .snapshot import read_snapshot, snapshot_anchor, snapshot_files
@@ -46,7 +47,14 @@ def _from_memo(layout: Layout, reader: LogReader) -> State | None:
     return fold(events, fold([first], state))
 
 
-def load_state(layout: Layout, *, use_snapshots: bool = True) -> tuple[State, LogReader]:
+def load_state(layout: Layout, *, use_snapshots: bool = True, keep=None) -> tuple[State, LogReader]:
+    """The state (newest usable snapshot plus the log after it) and the reader that read it.
+
+    ``keep(table)``: opened from a snapshot, only the rows of that mask are built, and the
+    records the log after it touches; any other record is built when its id is asked for
+    (``state.Partial``). For a caller whose every scan looks only for records the mask
+    holds (``distill.rows``): a million records are not built to read a few thousand.
+    Without a usable snapshot, or with ``keep`` None, every record is built."""
     layout.check_readable()
     position = position_after(layout)  # taken first: events appended meanwhile are read next time
     reader = LogReader(layout)
@@ -54,7 +62,7 @@ def load_state(layout: Layout, *, use_snapshots: bool = True) -> tuple[State, Lo
         state = _from_memo(layout, reader) if use_snapshots and _ENABLED[0] else None
         if state is None:
             reader = LogReader(layout)
-            state = _load(layout, reader, use_snapshots)
+            state = _load(layout, reader, use_snapshots, keep)
     if _ENABLED[0] and position is not None and state.seq:
         _MEMO[layout.root] = (state, position)
     return state, reader
@@ -81,7 +89,7 @@ def acyclic_build():
             gc.enable()
 
 
-def _load(layout: Layout, reader: LogReader, use_snapshots: bool) -> State:
+def _load(layout: Layout, reader: LogReader, use_snapshots: bool, keep=None) -> State:
     base, start = State(), None
     if use_snapshots:
         head = read_head(layout)
@@ -89,7 +97,7 @@ def _load(layout: Layout, reader: LogReader, use_snapshots: bool) -> State:
             if seq > head.seq:
                 continue  # claims more than the log holds: not ours to trust
             try:
-                base, meta = read_snapshot(path)
+                base, meta = read_snapshot(path, keep)
             except Exception:  # a damaged cache is skipped, never fatal (verify reports it)
                 base = State()
                 continue
@@ -109,4 +117,22 @@ def _load(layout: Layout, reader: LogReader, use_snapshots: bool) -> State:
             events = reader.events(after_seq=base.seq)
         elif first is not None:
             base = fold([first], base)
+    if isinstance(base.memories, Partial):
+        return _fold_partial(events, base)
     return fold(events, base)
+
+
+_BATCH = 16_384  # tail events whose records a partial state builds in one pass
+
+
+def _fold_partial(events, base: State) -> State:
+    """``fold`` onto a partial state: the records each batch of events touches are built in
+    one pass over the snapshot first (``Partial.build``; one by one, each would take its own)."""
+    batch: list[dict] = []
+    for e in events:
+        batch.append(e)
+        if len(batch) == _BATCH:
+            base.memories.build(sorted({i for b in batch for i in touched_ids(b)}))
+            base, batch = fold(batch, base), []
+    base.memories.build(sorted({i for b in batch for i in touched_ids(b)}))
+    return fold(batch, base)

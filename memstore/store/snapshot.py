@@ -19,7 +19,7 @@ from pathlib import Path
 from ..codec import dumps, loads
 from ..model import AXES
 from ..schema import STAGES
-from ..state import State
+from ..state import Partial, State
 from .fs import ensure_dir, read_regular, write_atomic
 from .layout import SNAPSHOT_NAME, Layout
 
@@ -185,9 +185,13 @@ def take_snapshot(layout: Layout) -> tuple[Path, State]:
         return write_snapshot(layout, state, position_after(layout)), state
 
 
-def read_snapshot(path: Path) -> tuple[State, dict]:
+def read_snapshot(path: Path, keep=None) -> tuple[State, dict]:
     """The state a snapshot holds and its metadata; ValueError (or any pyarrow error) when it is
-    damaged (a page fails its CRC), of another format, or its rows do not match their checksum."""
+    damaged (a page fails its CRC), of another format, or its rows do not match their checksum.
+
+    ``keep(table)``: a boolean mask of the rows to build now (a stage that scans few of a
+    million records); the state's records are then a ``state.Partial`` that builds any other
+    row its id is asked for. A table whose ids cannot be looked up so is built whole."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -208,10 +212,66 @@ def read_snapshot(path: Path) -> tuple[State, dict]:
                                               for k, v in marks.items()):
         raise ValueError("its lifecycle watermarks are not stage names with log positions")
     state = State(seq=meta["seq"], at=meta["at"], keys=dict(meta["keys"]), notes=dict(notes), marks=dict(marks))
+    rows = _Rows.of(table) if keep is not None else None
+    if rows is not None:
+        import numpy as np
+
+        wanted = np.flatnonzero(np.asarray(keep(table), dtype=bool))
+        state.memories = Partial({m.id: m for m in rows.take(wanted)}, rows)
+        return state, meta
     state.memories = {m.id: m for m in _memories(table)}
     if len(state.memories) != table.num_rows:
         raise ValueError("it holds an id twice")
     return state, meta
+
+
+class _Rows:
+    """A snapshot table's records by id, built when asked for (``state.Partial``'s source)."""
+
+    def __init__(self, table, ids, order):
+        self.table, self.ids, self.order = table, ids, order  # ids sorted, and their rows
+
+    @classmethod
+    def of(cls, table) -> _Rows | None:
+        """None when an id is not the 16 characters every id is (no lookup by sorting then),
+        ValueError when one is there twice."""
+        import numpy as np
+        import pyarrow as pa
+
+        column = table.column("id").combine_chunks()
+        if column.type != pa.string() or column.null_count or column.offset:
+            return None
+        _validity, offsets, data = column.buffers()
+        ends = np.frombuffer(offsets, dtype=np.int32)[:len(column) + 1]
+        if len(column) and not (np.diff(ends) == 16).all():
+            return None
+        ids = np.frombuffer(data, dtype="S16", count=len(column), offset=int(ends[0])) if len(column) \
+            else np.zeros(0, dtype="S16")
+        order = np.argsort(ids, kind="stable")
+        ids = ids[order]
+        if len(ids) > 1 and (ids[1:] == ids[:-1]).any():
+            raise ValueError("it holds an id twice")
+        return cls(table, ids, order)
+
+    def rows_of(self, keys) -> list[int]:
+        import numpy as np
+
+        keys = [k.encode() for k in keys if isinstance(k, str) and len(k) == 16 and k.isascii()]
+        if not keys or not len(self.ids):
+            return []
+        probe = np.array(keys, dtype="S16")
+        at = np.minimum(np.searchsorted(self.ids, probe), len(self.ids) - 1)
+        return sorted(self.order[at[self.ids[at] == probe]].tolist())
+
+    def take(self, rows) -> list:
+        return _memories(self.table.take(rows)) if len(rows) else []
+
+    def one(self, key):
+        got = self.take(self.rows_of([key]))
+        return got[0] if got else None
+
+    def many(self, keys) -> list:
+        return self.take(self.rows_of(keys))
 
 
 def _memories(table) -> list:

@@ -71,12 +71,14 @@ class LogView:
         self.seq = read_head(layout).seq
         self._state = None
 
-    def state(self):
-        """The folded state (snapshot plus tail); loaded on first use."""
+    def state(self, keep=None):
+        """The folded state (snapshot plus tail); loaded on first use. ``keep``: only the
+        snapshot rows it selects are built up front (``open.load_state``; the first call's
+        choice holds)."""
         if self._state is None:
             from .open import load_state
 
-            self._state, _reader = load_state(self.layout)
+            self._state, _reader = load_state(self.layout, keep=keep)
         return self._state
 
     def events(self) -> Iterator[dict]:
