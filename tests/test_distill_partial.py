@@ -19,8 +19,8 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from reliability_support import cli, make_store
-from test_lifecycle_year import START, requests
+from reliability_support import make_store
+from test_reads_scale import _day, _live, _run  # (a lived store: beliefs, keys, conflicts)
 
 from memstore import writes
 from memstore.config import load_config
@@ -31,29 +31,6 @@ from memstore.salience import effective, is_protected
 from memstore.state import Partial, State
 from memstore.store.layout import Layout
 from memstore.store.snapshot import parquet_bytes, read_snapshot
-from memstore.timeutil import ts_after
-
-
-def _day(d: int) -> str:
-    return ts_after(f"{START.isoformat()}T18:00:00Z", d)
-
-
-def _run(store: Path, *argv: str, stdin: bytes = b"") -> tuple[int, str, str]:
-    return cli("--store", str(store), *argv, stdin=stdin)
-
-
-def _live(store: Path, days: range) -> None:
-    reqs = requests()
-    for d in days:
-        if reqs.get(d):
-            code, _out, err = _run(store, "remember", "--jsonl", "-", "--now", _day(d),
-                                   stdin="\n".join(json.dumps(r) for r in reqs[d]).encode())
-            assert code == 0, err
-        assert _run(store, "consolidate", "--now", _day(d))[0] == 0
-        if d % 7 == 6:
-            assert _run(store, "distill", "--now", _day(d))[0] == 0
-        if d % 10 == 5:
-            assert _run(store, "recall", "friday deploy", "--now", _day(d))[0] == 0
 
 
 @pytest.fixture(scope="module")
