@@ -16,6 +16,8 @@ from datetime import date, timedelta
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from reliability_support import cli, make_store
 from test_lifecycle_year import requests
 
@@ -210,7 +212,7 @@ def test_show_by_key_equals_the_fold(stores):
     ("--since", "2026-03-20"), ("--since", "2026-04-01", "--op", "remember"),
     ("--since", "2026-02-01", "--until", "2026-02-10", "--limit", "4"),
 ])
-@pytest.mark.parametrize("keep", [None, 2])  # 2: every answer of more than two is read again forwards
+@pytest.mark.parametrize("keep", [None, 2])  # 2 bytes: every answer is read again forwards
 def test_log_read_from_the_end_equals_the_forward_read(stores, args, keep, monkeypatch):
     from memstore_cli.commands import log
 
@@ -432,8 +434,9 @@ def test_damage_found_while_reading_the_index_falls_back_to_the_fold(stores, mon
 
 
 def test_a_window_read_again_forwards_is_the_one_read_backwards(tmp_path, stores):
-    """A long answer is found from the log's end, then read forwards: the same events, never
-    one appended since, and a line changed in between is an error, not another answer."""
+    """A long answer is found from the log's end, then read forwards from where its oldest
+    line begins: the same events, never one appended since, and a line changed in between
+    is an error, not another answer."""
     from memstore.store.backwards import Changed, newest_first, oldest_first
     from memstore.store.layout import Layout
 
@@ -441,18 +444,48 @@ def test_a_window_read_again_forwards_is_the_one_read_backwards(tmp_path, stores
     copy = tmp_path / "c"
     shutil.copytree(store, copy)
     layout = Layout(copy)
-    read: list = []
-    back = list(newest_first(layout, stop_month="2026-03", read=read))
+    where: list = []
+    back, places = [], []
+    for event in newest_first(layout, stop_month="2026-03", where=where):
+        back.append(event)
+        places.append(tuple(where))
     first, last = back[-1]["seq"], back[0]["seq"]
-    assert [p.stem for p in read][-1] == "2026-03" and len(back) > 100
-    assert list(oldest_first(layout, read[-1], first, last)) == back[::-1]
-    assert list(oldest_first(layout, read[-1], first + 5, first + 9)) == back[::-1][5:10]
+    assert places[-1][0].stem == "2026-03" and len({p[0] for p in places}) > 1 and len(back) > 100
+    for (path, offset, length), event in zip(places, back, strict=True):  # where each line is
+        with open(path, "rb") as fh:
+            fh.seek(offset)
+            line = fh.readline()
+            assert len(line) == length + 1 and json.loads(line) == event
+    assert list(oldest_first(layout, places[-1], first, last)) == back[::-1]
+    assert list(oldest_first(layout, places[-6], first + 5, first + 9)) == back[::-1][5:10]
     assert _run(copy, "remember", "appended after the window", "--now", _day(120))[0] == 0
-    assert list(oldest_first(layout, read[-1], first, last)) == back[::-1]  # (not the new line)
-    part = read[0]
+    assert list(oldest_first(layout, places[-1], first, last)) == back[::-1]  # (not the new line)
+    part = places[0][0]
     lines = part.read_bytes().split(b"\n")
     at = next(i for i, line in enumerate(lines) if b'"seq":%d' % (last - 3) in line)
     lines[at] = lines[at].replace(b'"op":', b'"opx":', 1)
     part.write_bytes(b"\n".join(lines))
     with pytest.raises(Changed, match=f"log line seq {last - 3} in {part.name} changed while it was read"):
-        list(oldest_first(layout, read[-1], first, last))
+        list(oldest_first(layout, places[-1], first, last))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.binary(max_size=12).map(lambda b: b.replace(b"\n", b"")), max_size=12),
+       st.binary(max_size=5).map(lambda b: b.replace(b"\n", b"")), st.integers(min_value=1, max_value=9))
+def test_lines_read_backwards_say_where_they_begin(tmp_path_factory, lines, fragment, block):
+    """Whatever the block size, each line comes with the offset it begins at, last first, and a
+    torn fragment after the final newline is left out, however long."""
+    from memstore.store import backwards
+
+    data = b"".join(line + b"\n" for line in lines) + fragment
+    path = tmp_path_factory.mktemp("lines") / "p.jsonl"
+    path.write_bytes(data)
+    saved, backwards.BLOCK = backwards.BLOCK, block
+    try:
+        got = list(backwards._lines_backwards(path, skip_fragment=True))
+    finally:
+        backwards.BLOCK = saved
+    want = lines[1:] if lines[:1] == [b""] else lines  # (an empty first line is not a line there)
+    assert [line for _, line in got] == want[::-1]
+    for offset, line in got:
+        assert data[offset:offset + len(line) + 1] == line + b"\n"

@@ -58,37 +58,40 @@ def run(
         out(safe(f"{ev['seq']:>6}  {ev['at']}  {ev['op']:<10} {summary(ev)}{who}"))
 
 
-KEEP = 10_000  # events an answer read from the log's end holds; a longer one is read again forwards
+KEEP = 32 << 20  # bytes of log lines an answer read from the log's end holds as events (~2x that in
+# memory); a longer answer is read again forwards
 
 
 def _recent(layout, wanted, limit: int | None, since: str | None):
     """The newest ``limit`` wanted events (or all since ``since``), oldest first, read from
-    the log's end: a --limit or --since costs what it returns. Up to ``KEEP`` of them are
-    held as found; a longer answer is only counted on the way back (where it begins), then
-    read forwards and printed as it is read, so its memory does not grow with it (a million
-    events held took 3.8 GB). None: the log is not regular there, and the caller reads it
-    forwards (memstore.store.backwards)."""
+    the log's end: a --limit or --since costs what it returns. Events of up to ``KEEP``
+    bytes of lines are held as found; a longer answer is only counted on the way back, then
+    read forwards from where its oldest line begins and printed as it is read, so its memory
+    does not grow with it (a million events held took 3.8 GB). None: the log is not regular
+    there, and the caller reads it forwards (memstore.store.backwards)."""
     from memstore.store.backwards import Irregular, newest_first, oldest_first
 
-    found: list[dict] = []
-    read: list = []  # the partitions read, newest first
-    count = first = last = 0
+    found: list[dict] | None = []
+    where: list = []  # (partition, byte offset, length) of the line just read
+    count = first = last = held = 0
+    start = None  # where the answer's oldest line is
     try:
-        for ev in newest_first(layout, stop_month=since[:7] if since else None, read=read):
+        for ev in newest_first(layout, stop_month=since[:7] if since else None, where=where):
             last = last or ev["seq"]
             if wanted(ev):
-                count, first = count + 1, ev["seq"]
-                if count <= KEEP:
+                count, first, start = count + 1, ev["seq"], tuple(where)
+                held += where[2]
+                if found is not None and held <= KEEP:
                     found.append(ev)
-                elif found:
-                    found = []  # (counted from here on, not held)
+                else:
+                    found = None  # (counted from here on, not held)
                 if limit is not None and count == limit:
                     break
     except Irregular:
         return None
     except OSError:
         return None  # the forward read reports it as it always did
-    if count <= KEEP:
+    if found is not None:
         found.reverse()
         return found
-    return (ev for ev in oldest_first(layout, read[-1], first, last) if wanted(ev))
+    return (ev for ev in oldest_first(layout, start, first, last) if wanted(ev))
