@@ -391,6 +391,9 @@ def main() -> None:
     ap.add_argument("--now", default="auto", help="the --now of every read (auto: the day after the newest event "
                                                   "of the stores measured)")
     ap.add_argument("--scratch", help="working copies go here (default: a temporary directory, removed)")
+    ap.add_argument("--keep-night", action="store_true",
+                    help="with --scratch: keep the nightly section's store after its night (SCRATCH/s<N>-night), "
+                         "e.g. for bench/ab.py")
     ap.add_argument("--floor-runs", type=int, default=5)
     ap.add_argument("--nightly-n", type=int, default=1000)
     ap.add_argument("--ingest-n", type=int, default=400)
@@ -480,7 +483,8 @@ def main() -> None:
                 night = scratch / f"s{n}-night"
                 fig["nightly_copy_s"] = copy_store(store, night)
                 fig["nightly"] = nightly(night, wenv, now, later, args.timeout, args.nightly_n)
-                shutil.rmtree(night, ignore_errors=True)
+                if not args.keep_night:
+                    shutil.rmtree(night, ignore_errors=True)
                 table(f"nightly at N={n:,}: {args.nightly_n:,} new memories at --now {later}", fig["nightly"],
                       args.timeout)
                 save()
