@@ -143,3 +143,19 @@ def test_rows_keeps_every_record_a_scan_keeps(tmp_path_factory, records, rng):
     assert [m.id for m in part.memories.values()] == [m.id for m, k in zip(memories.values(), kept, strict=True)
                                                      if k]
     assert all(part.memories[i] == m for i, m in memories.items())
+
+
+def test_a_state_kept_between_opens_is_built_whole(store):
+    """replay keeps the last state for the next open (``remember_states``), which may be a
+    consolidate's: a distill opening it first must not leave it partial."""
+    from memstore.store import open as opening
+
+    layout = Layout(store)
+    config = load_config(layout.read_config_text())
+    opening.remember_states(True)
+    try:
+        done = writes.distill(layout, now=_day(120), config=config, dry_run=True)
+        kept, _position = opening._MEMO[layout.root]
+        assert not isinstance(kept.memories, Partial) and not isinstance(done.state.memories, Partial)
+    finally:
+        opening.remember_states(False)

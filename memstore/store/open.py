@@ -54,7 +54,8 @@ def load_state(layout: Layout, *, use_snapshots: bool = True, keep=None) -> tupl
     records the log after it touches; any other record is built when its id is asked for
     (``state.Partial``). For a caller whose every scan looks only for records the mask
     holds (``distill.rows``): a million records are not built to read a few thousand.
-    Without a usable snapshot, or with ``keep`` None, every record is built."""
+    Without a usable snapshot, with ``keep`` None, or while states are kept between opens
+    (``remember_states``), every record is built."""
     layout.check_readable()
     position = position_after(layout)  # taken first: events appended meanwhile are read next time
     reader = LogReader(layout)
@@ -62,7 +63,8 @@ def load_state(layout: Layout, *, use_snapshots: bool = True, keep=None) -> tupl
         state = _from_memo(layout, reader) if use_snapshots and _ENABLED[0] else None
         if state is None:
             reader = LogReader(layout)
-            state = _load(layout, reader, use_snapshots, keep)
+            # (a state kept for the next open, replay's, is built whole: that open may scan anything)
+            state = _load(layout, reader, use_snapshots, None if _ENABLED[0] else keep)
     if _ENABLED[0] and position is not None and state.seq:
         _MEMO[layout.root] = (state, position)
     return state, reader
