@@ -91,7 +91,7 @@ class Changed(StoreError):
     """The log's lines between two seqs are no longer those ``newest_first`` read."""
 
 
-def oldest_first(layout: Layout, start: tuple[Path, int], first: int, last: int) -> Iterator[dict]:
+def oldest_first(layout: Layout, start: tuple, first: int, last: int) -> Iterator[dict]:
     """The events ``first`` to ``last`` again, oldest first, from ``start`` (the partition and
     byte offset of ``first``'s line, as ``newest_first``'s ``where`` gave it): a window that
     read found regular, read forwards one block at a time (its events are not held: a
@@ -99,10 +99,10 @@ def oldest_first(layout: Layout, start: tuple[Path, int], first: int, last: int)
     is no longer the event its seq should be (the log changed in between) raises
     ``Changed``, and events appended since are not read."""
     expect = first
-    path, offset = start[:2]
-    for path in (p for p in log_files(layout) if p.name >= path.name):
+    begin, offset = start[0].name, start[1]
+    for path in [p for p in log_files(layout) if p.name >= begin]:
         with open(path, "rb") as fh:
-            if path.name == start[0].name:
+            if path.name == begin:
                 fh.seek(offset)
             rest = b""
             while block := fh.read(BLOCK):
