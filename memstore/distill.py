@@ -291,9 +291,8 @@ def rows(table, now: str, config):
     if len(at):
         part = table.select(["salience", "confidence", "recall_count", "kind", "recorded_at",
                              "last_reinforced_at", "last_recalled_at"]).take(pa.array(at))
-        axes = [np.asarray(a.to_numpy(zero_copy_only=False), dtype=np.float64)
-                for a in part.column("salience").combine_chunks().flatten()]
-        axes = [axes[[f.name for f in part.schema.field("salience").type].index(a)] for a in AXES]
+        salience = part.column("salience").combine_chunks()
+        axes = [np.asarray(salience.field(a).to_numpy(zero_copy_only=False), dtype=np.float64) for a in AXES]
         # salience.last_use (the latest of three times: their text sorts in time order), each
         # distinct time parsed once as effective_of parses it
         used = pc.max_element_wise(part.column("recorded_at"), part.column("last_reinforced_at"),

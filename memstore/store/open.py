@@ -130,11 +130,13 @@ _BATCH = 16_384  # tail events whose records a partial state builds in one pass
 def _fold_partial(events, base: State) -> State:
     """``fold`` onto a partial state: the records each batch of events touches are built in
     one pass over the snapshot first (``Partial.build``; one by one, each would take its own)."""
+    def built(batch: list[dict], base: State) -> State:
+        base.memories.build(sorted({i for e in batch for i in touched_ids(e)}))
+        return fold(batch, base)
+
     batch: list[dict] = []
     for e in events:
         batch.append(e)
         if len(batch) == _BATCH:
-            base.memories.build(sorted({i for b in batch for i in touched_ids(b)}))
-            base, batch = fold(batch, base), []
-    base.memories.build(sorted({i for b in batch for i in touched_ids(b)}))
-    return fold(batch, base)
+            base, batch = built(batch, base), []
+    return built(batch, base)
