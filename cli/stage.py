@@ -86,9 +86,9 @@ def run_stage(name: str, *, now: str | None, json: bool, dry_run: bool, embedder
     state, mark = done.state, done.mark  # the run's mark is bookkeeping: said apart, never listed
     events, seqs = done.lifecycle
     if e.access is not None:  # the stage maintains the whole store; an agent hears only of what it may read
-        from memstore.access import event_visible, hidden_ids
+        from memstore.access import event_visible, hidden_in
 
-        hidden = hidden_ids(state, e.access)
+        hidden = hidden_in(state, e.access, events)  # (the run's state may be partial)
         events = [ev for ev in events if event_visible(ev, e.access, hidden)]
     counts: dict[str, int] = {}
     for ev in events:

@@ -144,6 +144,16 @@ def hidden_ids(state, access: Access | None) -> frozenset[str]:
     return frozenset(m.id for m in state.memories.values() if not access.can_read(m.domain))
 
 
+def hidden_in(state, access: Access | None, events: list[dict]) -> frozenset[str]:
+    """``hidden_ids`` among the records ``events`` name (``event_ids``), each looked up by id:
+    for a lifecycle run's report, whose state may be partial (``state.Partial`` lists only
+    the records built, and builds any other when asked for it)."""
+    if access is None:
+        return frozenset()
+    ids = {i for e in events for i in event_ids(e)}
+    return frozenset(i for i in ids if (m := state.memories.get(i)) is not None and not access.can_read(m.domain))
+
+
 _LINKS = ("derived_from", "against", "conflicts_with", "reconciled_with")
 _LINK = ("superseded_by", "merged_into", "abstracted_by")
 
@@ -186,10 +196,17 @@ def event_visible(event: dict, access: Access | None, hidden: frozenset[str]) ->
         return False
     if not hidden:
         return True
+    return not any(i in hidden for i in event_ids(event))
+
+
+def event_ids(event: dict) -> list[str]:
+    """The records an event creates or touches, and those a record it holds links to (see
+    redacted)."""
     from .events import touched_ids
 
     ids = touched_ids(event)
-    if isinstance(memory, dict):  # and the records it links to (see redacted)
+    memory = event.get("memory")
+    if isinstance(memory, dict):
         ids += [i for f in _LINKS for i in memory.get(f) or () if isinstance(i, str)]
         ids += [v for f in _LINK if isinstance(v := memory.get(f), str)]
-    return not any(i in hidden for i in ids)
+    return ids

@@ -680,6 +680,28 @@ def _select(s, name: str, keep) -> list[Memory]:
     return [m for m in s.ordered() if keep(m)]
 
 
+def rows(table, marks: dict):
+    """The rows of a snapshot's table (memstore.store.snapshot) a consolidation can find by
+    scanning, as a boolean mask: a superset of what its scans keep, for a record the log
+    after the snapshot does not touch (``store.open.load_state`` builds those besides).
+    Every stage scans for active records (the update pool for expired ones too), and no
+    consolidate event makes a record active (``_select``); ``watermark`` looks for a record
+    created after the last mark (the snapshot's mark, or a later one in the tail); and the
+    tail's fold, for the retired abstractions a person's resolution reinstates (``fold``).
+    Anything else a run reads (sources, sides of a conflict), it asks for by id. A night's
+    state is then its live records, not the million archived and superseded beside them."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    def mask(condition):
+        return np.asarray(pc.fill_null(condition, False).to_numpy(zero_copy_only=False), dtype=bool)
+
+    live = pc.is_in(table.column("status"), value_set=pa.array(_UPDATABLE, type=pa.string()))
+    kept = mask(live) | mask(table.column("retired"))
+    return kept | mask(pc.greater(table.column("seq"), marks.get("consolidate", 0)))
+
+
 def _policy_conflicts(s, now: str, config) -> list[dict]:
     policies = _select(s, "policies", lambda m: m.level == "policy" and m.status == "active")
     return policy_conflicts(s, now, config, policies)

@@ -119,7 +119,7 @@ def run_stage(layout: Layout, stage: Callable[..., list[dict]], *, now: str, con
               dry_run: bool = False, keep=None, **kw) -> StageRun:
     """Run ``consolidate`` or ``distill`` (``stage(state, now=, config=, **kw)``) and append
     its events. Two concurrent runs at the same ``now`` append what one run would.
-    ``keep(table)``: the snapshot rows the stage can scan for (``store.open.load_state``)."""
+    ``keep(table, marks)``: the snapshot rows the stage can scan for (``store.open.load_state``)."""
 
     from .store.open import acyclic_build
 
@@ -132,20 +132,26 @@ def run_stage(layout: Layout, stage: Callable[..., list[dict]], *, now: str, con
     return StageRun(done.value, done.stamped(now), done.seqs)
 
 
-def consolidate(layout: Layout, *, now: str, config, embedder=None, dry_run: bool = False,
-                mapper=map, keyer=None) -> StageRun:
-    """The nightly consolidation, then its watermark (a ``mark`` event, when records were
-    created since the last one). ``mapper``: see memstore.consolidate.consolidate (the CLI
-    passes its embedding workers'); ``keyer``: where update keys are cached (the CLI's key
-    cache, beside the embedding cache)."""
+def consolidation(state, **kw) -> list[dict]:
+    """A consolidation's events, then its watermark (a ``mark`` event, when records were
+    created since the last one): ``consolidate``'s stage for ``run_stage``."""
     from .consolidate import consolidate, watermark
 
-    def stage(state, **kw) -> list[dict]:
-        mark = watermark(state, kw["now"])
-        return consolidate(state, **kw) + ([mark] if mark else [])
+    mark = watermark(state, kw["now"])
+    return consolidate(state, **kw) + ([mark] if mark else [])
 
-    return run_stage(layout, stage, now=now, config=config, dry_run=dry_run, embedder=embedder, mapper=mapper,
-                     keyer=keyer)
+
+def consolidate(layout: Layout, *, now: str, config, embedder=None, dry_run: bool = False,
+                mapper=map, keyer=None) -> StageRun:
+    """The nightly consolidation, then its watermark (``consolidation``); from a snapshot it
+    builds only the records it can scan for (``consolidate.rows``) and those it asks for by
+    id. ``mapper``: see memstore.consolidate.consolidate (the CLI passes its embedding
+    workers'); ``keyer``: where update keys are cached (the CLI's key cache, beside the
+    embedding cache)."""
+    from .consolidate import rows
+
+    return run_stage(layout, consolidation, now=now, config=config, dry_run=dry_run, keep=rows,
+                     embedder=embedder, mapper=mapper, keyer=keyer)
 
 
 def distill(layout: Layout, *, now: str, config, dry_run: bool = False) -> StageRun:
@@ -155,7 +161,7 @@ def distill(layout: Layout, *, now: str, config, dry_run: bool = False) -> Stage
     from .distill import rows
 
     return run_stage(layout, stage, now=now, config=config, dry_run=dry_run,
-                     keep=lambda table: rows(table, now, config))
+                     keep=lambda table, _marks: rows(table, now, config))
 
 
 class Forgotten(NamedTuple):

@@ -139,7 +139,7 @@ def test_rows_keeps_every_record_a_scan_keeps(tmp_path_factory, records, rng):
                   and effective(m, NOW, CONFIG) < floor)
         evidence = m.level == "raw" and m.outcome in DIRECTION and m.status in EVIDENCE_STATUSES
         assert k or not (climbs or evidence or m.level == "policy" or m.retired), m
-    part, _meta = read_snapshot(path, keep=lambda table: rows(table, NOW, CONFIG))
+    part, _meta = read_snapshot(path, keep=lambda table, _marks: rows(table, NOW, CONFIG))
     assert [m.id for m in part.memories.values()] == [m.id for m, k in zip(memories.values(), kept, strict=True)
                                                      if k]
     assert all(part.memories[i] == m for i, m in memories.items())

@@ -50,12 +50,12 @@ def _from_memo(layout: Layout, reader: LogReader) -> State | None:
 def load_state(layout: Layout, *, use_snapshots: bool = True, keep=None) -> tuple[State, LogReader]:
     """The state (newest usable snapshot plus the log after it) and the reader that read it.
 
-    ``keep(table)``: opened from a snapshot, only the rows of that mask are built, and the
-    records the log after it touches; any other record is built when its id is asked for
+    ``keep(table, marks)``: opened from a snapshot, only the rows of that mask are built, and
+    the records the log after it touches; any other record is built when its id is asked for
     (``state.Partial``). For a caller whose every scan looks only for records the mask
-    holds (``distill.rows``): a million records are not built to read a few thousand.
-    Without a usable snapshot, with ``keep`` None, or while states are kept between opens
-    (``remember_states``), every record is built."""
+    holds (``distill.rows``, ``consolidate.rows``): a million records are not built to read
+    a few thousand. Without a usable snapshot, with ``keep`` None, or while states are kept
+    between opens (``remember_states``), every record is built."""
     layout.check_readable()
     position = position_after(layout)  # taken first: events appended meanwhile are read next time
     reader = LogReader(layout)

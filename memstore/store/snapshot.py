@@ -189,9 +189,10 @@ def read_snapshot(path: Path, keep=None) -> tuple[State, dict]:
     """The state a snapshot holds and its metadata; ValueError (or any pyarrow error) when it is
     damaged (a page fails its CRC), of another format, or its rows do not match their checksum.
 
-    ``keep(table)``: a boolean mask of the rows to build now (a stage that scans few of a
-    million records); the state's records are then a ``state.Partial`` that builds any other
-    row its id is asked for. A table whose ids cannot be looked up so is built whole."""
+    ``keep(table, marks)``: a boolean mask of the rows to build now (a stage that scans few of
+    a million records), given the table and the snapshot's lifecycle watermarks; the state's
+    records are then a ``state.Partial`` that builds any other row its id is asked for. A
+    table whose ids cannot be looked up so is built whole."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -216,7 +217,7 @@ def read_snapshot(path: Path, keep=None) -> tuple[State, dict]:
     if rows is not None:
         import numpy as np
 
-        wanted = np.flatnonzero(np.asarray(keep(table), dtype=bool))
+        wanted = np.flatnonzero(np.asarray(keep(table, dict(marks)), dtype=bool))
         state.memories = Partial({m.id: m for m in rows.take(wanted)}, rows)
         return state, meta
     state.memories = {m.id: m for m in _memories(table)}

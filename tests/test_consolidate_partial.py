@@ -1,0 +1,246 @@
+"""Consolidate from a snapshot builds only the records it can scan for (issue [6/6], items 2-3).
+
+`writes.consolidate` opens the state with ``keep=consolidate.rows``: the snapshot's active
+and expired rows, the retired abstractions and the rows created after the last mark are
+built, with the records the log after the snapshot touches; any other is built when a run
+asks for it by id (``state.Partial``). A night's state is then its live records, not every
+archived and superseded one. Its events must be those of the whole state: held on a lived
+store with new records waiting, on random nightly histories snapshotted at any night (before
+or after that night's run, with forgets in the tail), and ``rows`` against the scans' tests.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from reliability_support import make_store
+from test_reads_scale import _day, _live, _run  # (a lived store: beliefs, keys, conflicts)
+
+from memstore import writes
+from memstore.config import load_config
+from memstore.consolidate import rows
+from memstore.memlog import MemLog
+from memstore.model import Memory
+from memstore.state import Partial, State
+from memstore.store.layout import Layout
+from memstore.store.open import _fold_partial
+from memstore.store.snapshot import parquet_bytes, read_snapshot
+from memstore.timeutil import ts_after
+
+sys.path.insert(0, str(Path(__file__).parent))
+from test_consolidate_incremental import HASH, _history, _marked, request  # noqa: E402
+
+CONFIG = load_config(None)
+
+NEW = [  # the day's records: a repeat, an update, a contradiction, chatter that expires
+    {"text": "We deploy on Fridays", "subject": "deploys", "kind": "decision"},
+    {"text": "We now deploy on Mondays", "subject": "deploys", "kind": "decision"},
+    {"text": "Ticket 3 is open", "key": "ticket-new"},
+    {"text": "Lunch was pizza today", "tier": "short"},
+    {"text": "Lunch was pizza today", "tier": "short"},
+    {"text": "The rate limit is 900 per minute", "subject": "limits", "kind": "fact"},
+]
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory) -> Path:
+    """A store snapshotted on day 70, lived on to day 120, with a day's records waiting."""
+    path = make_store(tmp_path_factory.mktemp("partial") / "s")
+    _live(path, range(0, 70))
+    assert _run(path, "snapshot", "--now", _day(70))[0] == 0
+    _live(path, range(70, 120))
+    code, out, _ = _run(path, "conflicts", "--json", "--now", _day(120))
+    conflicts = json.loads(out)["conflicts"] if code == 0 and out.strip() else []
+    if conflicts:
+        assert _run(path, "conflicts", "resolve", conflicts[0]["id"], "--keep", "new", "--now", _day(120))[0] == 0
+    code, out, _ = _run(path, "log", "--json", "--op", "remember", "--limit", "3")
+    assert _run(path, "forget", json.loads(out.splitlines()[0])["memory"]["id"], "--now", _day(120))[0] == 0
+    code, _out, err = _run(path, "remember", "--jsonl", "-", "--now", _day(121),
+                           stdin="\n".join(json.dumps(r) for r in NEW).encode())
+    assert code == 0, err
+    return path
+
+
+@pytest.mark.parametrize("later", [0, 10, 90, 400])
+def test_a_partial_state_consolidates_as_the_whole_one(store, later):
+    layout = Layout(store)
+    config = load_config(layout.read_config_text())
+    now = _day(121 + later)
+    part = writes.consolidate(layout, now=now, config=config, dry_run=True)
+    whole = writes.run_stage(layout, writes.consolidation, now=now, config=config, dry_run=True)
+    assert isinstance(part.state.memories, Partial) and not isinstance(whole.state.memories, Partial)
+    assert part.events == whole.events
+    assert part.mark is not None and len(part.events) >= 3  # (new records merge, update, promote)
+    assert len(part.state.memories) < len(whole.state.memories)  # (what it is for)
+
+
+def test_consolidate_writes_as_the_whole_state_would(store, tmp_path):
+    """The events appended, the next nights' (another day's records between), and the state."""
+    copies = [tmp_path / "a", tmp_path / "b"]
+    for c in copies:
+        shutil.copytree(store, c)
+    layout = [Layout(c) for c in copies]
+    config = load_config(layout[0].read_config_text())
+    for day in (121, 122, 123):
+        if day == 122:
+            for c in copies:
+                assert _run(c, "remember", "--jsonl", "-", "--now", _day(122),
+                            stdin=b'{"text": "We deploy on Fridays again", "subject": "deploys"}')[0] == 0
+        part = writes.consolidate(layout[0], now=_day(day), config=config)
+        whole = writes.run_stage(layout[1], writes.consolidation, now=_day(day), config=config)
+        assert part.events == whole.events
+    assert _run(copies[0], "stats", "--json", "--now", _day(123)) == \
+        _run(copies[1], "stats", "--json", "--now", _day(123))
+    assert _run(copies[0], "export", "--now", _day(123)) == _run(copies[1], "export", "--now", _day(123))
+
+
+# --- random nightly histories, snapshotted at any night ----------------------------------
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(request, min_size=1, max_size=24), st.integers(min_value=1, max_value=3),
+       st.integers(min_value=0, max_value=12), st.booleans(),
+       st.lists(st.tuples(st.integers(0, 14), st.integers(0, 40)), max_size=4),
+       st.integers(min_value=0, max_value=60))
+def test_nightly_runs_from_any_snapshot_equal_the_whole_state(requests, every, snap, before, forgets, later):
+    """Nights of records and marked consolidations; a snapshot at night ``snap``, taken
+    before that night's run (its rows then hold records created after the last mark, some
+    forgotten) or after it; forgets before and after it; then a run from the partial state
+    and from the whole."""
+    log = MemLog()
+    history = _history(requests)
+    night, n, taken = ts_after(history[0][0], 0.125), 0, None
+
+    def forget(when: int) -> None:
+        ids = [m.id for m in log.state.ordered()]
+        for _n, i in (f for f in forgets if f[0] == when):
+            log.append([{"op": "forget", "id": ids[i % len(ids)], "reason": "test"}], night)
+
+    while history:
+        for at, req in (h for h in history if h[0] <= night):
+            log.remember([req], at, CONFIG)
+        history = [h for h in history if h[0] > night]
+        if log.state.memories:
+            forget(n)
+        if n == snap and before:
+            taken = (parquet_bytes(log.state), len(log.events))
+        log.run(_marked, night, CONFIG, embedder=HASH)
+        if n == snap and not before:
+            taken = (parquet_bytes(log.state), len(log.events))
+        night, n = ts_after(night, every), n + 1
+    forget(14)
+    if taken is None:
+        taken = (parquet_bytes(log.state), len(log.events))
+    now = ts_after(night, later)
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "state.parquet"
+        path.write_bytes(taken[0])
+        base, _meta = read_snapshot(path, keep=rows)
+    assert isinstance(base.memories, Partial)
+    part = _fold_partial(iter(log.events[taken[1]:]), base)
+    assert _marked(part, now=now, config=CONFIG, embedder=HASH) == \
+        _marked(log.state, now=now, config=CONFIG, embedder=HASH)
+
+
+def test_a_snapshot_whose_only_new_record_is_forgotten_still_gets_its_mark():
+    """Records created since the last mark are what ``watermark`` looks for, whatever their
+    status: one remembered and forgotten before the snapshot is built (a mark follows)."""
+    log = MemLog()
+    log.remember([{"text": "We deploy on Fridays", "subject": "deploys"}], "2026-01-01T10:00:00Z", CONFIG)
+    log.run(_marked, "2026-01-02T00:00:00Z", CONFIG, embedder=HASH)
+    (late,) = log.remember([{"text": "Lunch was pizza"}], "2026-01-02T10:00:00Z", CONFIG)
+    log.append([{"op": "forget", "id": late, "reason": "test"}], "2026-01-02T11:00:00Z")
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "state.parquet"
+        path.write_bytes(parquet_bytes(log.state))
+        part, _meta = read_snapshot(path, keep=rows)
+    now = "2026-01-03T00:00:00Z"
+    whole = _marked(log.state, now=now, config=CONFIG, embedder=HASH)
+    assert whole == [{"op": "mark", "at": now, "stage": "consolidate", "through": log.state.seq}]
+    assert _marked(part, now=now, config=CONFIG, embedder=HASH) == whole
+
+
+def test_an_expired_belief_in_the_snapshot_is_still_updated():
+    """Expired records stay in the update pool (an update supersedes a short-lived belief
+    too): the snapshot's expired rows are built."""
+    log = MemLog()
+    log.remember([{"text": "The rate limit is 100 per minute.", "subject": "limits", "tier": "short",
+                   "kind": "fact"}], "2026-01-01T10:00:00Z", CONFIG)
+    assert log.run(_marked, "2026-03-01T00:00:00Z", CONFIG, embedder=HASH)[0]["op"] == "expire"
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "state.parquet"
+        path.write_bytes(parquet_bytes(log.state))
+        base, _meta = read_snapshot(path, keep=rows)
+    cut = len(log.events)
+    log.remember([{"text": "The rate limit is now 300.", "subject": "limits", "kind": "fact"}],
+                 "2026-03-01T10:00:00Z", CONFIG)
+    now = "2026-03-02T00:00:00Z"
+    whole = _marked(log.state, now=now, config=CONFIG, embedder=HASH)
+    assert [e["op"] for e in whole] == ["conflict", "supersede", "mark"]
+    assert _marked(_fold_partial(iter(log.events[cut:]), base), now=now, config=CONFIG, embedder=HASH) == whole
+
+
+# --- rows: a superset of what the scans keep -------------------------------------------
+
+record = st.fixed_dictionaries({
+    "status": st.sampled_from(["active", "expired", "archived", "superseded", "invalidated"]),
+    "retired": st.booleans(),
+    "seq": st.integers(min_value=1, max_value=60),
+})
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(record, min_size=1, max_size=40), st.integers(min_value=0, max_value=60))
+def test_rows_keeps_every_record_a_scan_or_the_watermark_can_find(records, mark):
+    memories = {}
+    for i, r in enumerate(records):
+        m = Memory(id=f"m{i:015x}", text=f"memory {i}", recorded_at="2027-01-01T00:00:00Z",
+                   occurred_at="2027", precision="year", status=r["status"], retired=r["retired"],
+                   seq=r["seq"])
+        memories[m.id] = m
+    state = State(memories=memories, seq=60, at="2027-01-01T00:00:00Z", marks={"consolidate": mark} if mark else {})
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "state.parquet"
+        path.write_bytes(parquet_bytes(state))
+        part, _meta = read_snapshot(path, keep=rows)
+    built = {i for i in part.memories}
+    for m in memories.values():
+        scanned = m.status in ("active", "expired")  # every stage's scan (consolidate._select)
+        created = m.seq > mark  # watermark's
+        assert (m.id in built) == (scanned or created or m.retired), m
+        assert part.memories[m.id] == m
+
+
+def test_an_agents_report_from_a_snapshot_leaves_out_what_it_may_not_read(tmp_path):
+    """The run's state is partial, so the records an agent may not read are looked up by the
+    ids its events name (``access.hidden_in``), not listed from the records built."""
+    from reliability_support import HASHING
+
+    path = make_store(tmp_path / "s", HASHING + '[agents]\nbob = "intern"\n\n[grants.intern]\nhr = "none"\n'
+                                                '"*" = "write"\n')
+    for text, domain in (("Payroll runs on the last Friday", "hr"), ("Deploys run on Tuesday", "eng")):
+        assert _run(path, "remember", text, "--subject", "schedule", "--domain", domain,
+                    "--now", "2026-06-01T10:00:00Z")[0] == 0
+    assert _run(path, "consolidate", "--now", "2026-06-02T00:00:00Z")[0] == 0
+    assert _run(path, "snapshot", "--now", "2026-06-02T00:00:00Z")[0] == 0
+    for text, domain in (("Payroll runs on the last Friday of the month", "hr"),
+                         ("Deploys run on Tuesday mornings", "eng")):
+        assert _run(path, "remember", text, "--subject", "schedule", "--domain", domain,
+                    "--now", "2026-06-02T10:00:00Z")[0] == 0
+    owner = _run(path, "consolidate", "--dry-run", "--json", "--now", "2026-06-03T00:00:00Z")
+    bob = _run(path, "--agent", "bob", "consolidate", "--dry-run", "--json", "--now", "2026-06-03T00:00:00Z")
+    assert owner[0] == bob[0] == 0
+    hr = {r["id"] for r in map(json.loads, _run(path, "export")[1].splitlines()) if r["domain"] == "hr"}
+    seen = json.loads(owner[1])["events"]
+
+    def names(e):
+        return {v for v in e.values() if isinstance(v, str)}
+
+    assert any(hr & names(e) for e in seen)  # (the owner hears of the hr merge)
+    assert [e for e in seen if not hr & names(e)] == json.loads(bob[1])["events"] != []
