@@ -235,6 +235,9 @@ def _notes(s: State, e: dict) -> None:
         s.notes.pop(e["agent"], None)
 
 
+apply_notes = _notes  # (store.open.load_notes: the notes alone, without the records)
+
+
 def _mark(s: State, e: dict) -> None:
     """A lifecycle stage's watermark: every record created at or before ``through`` was
     examined by that stage's run (memstore(7), CONSOLIDATION)."""

@@ -167,3 +167,13 @@ def active_policies(state) -> list[PolicyView]:
         for m in state.ordered() if m.level == "policy" and m.status == "active"
     ]
     return sorted(views, key=lambda v: (-v.confidence, v.policy.seq, v.policy.id))
+
+
+def rows(table, _marks):
+    """The rows of a snapshot's table (memstore.store.snapshot) that are policies, as a
+    boolean mask: what `memstore policy list` scans for (``store.open.load_state(keep=)``)."""
+    import numpy as np
+    import pyarrow.compute as pc
+
+    found = pc.fill_null(pc.equal(table.column("level"), "policy"), False)
+    return np.asarray(found.to_numpy(zero_copy_only=False), dtype=bool)

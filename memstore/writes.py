@@ -77,7 +77,9 @@ def add_policy(layout: Layout, rule: str, *, direction: str, author: str, now: s
                             subject=draft.subject, domain=draft.domain, source=draft.source or "human")
 
     def plan(view: LogView) -> Plan:
-        old = view.state().memories.get(record["id"])
+        from .store.open import by_id  # (a million records are not built for one)
+
+        old = view.state(by_id).memories.get(record["id"])
         if old is not None and old.status == "invalidated":
             raise UsageError(f"policy {old.id} was retired at {old.invalid_at}; a retired policy stays retired "
                              "(write the rule in other words to record it again)")
@@ -177,7 +179,9 @@ def forget(layout: Layout, ref: str, *, now: str, reason: str | None = None, pol
     from .access import readable
 
     def plan(view: LogView) -> Plan:
-        memory = view.state().resolve(ref)
+        from .store.open import by_id  # (a million records are not built for one)
+
+        memory = view.state(by_id).resolve(ref)
         if memory is not None and not readable(access, memory):
             memory = None  # a domain the agent may not read: as if it did not exist
         if policy and (memory is None or memory.level != "policy"):
@@ -289,7 +293,9 @@ def set_notes(layout: Layout, agent: str, text: str, *, mode: str = "set", now: 
         raise UsageError(f"notes mode {mode!r} is not one of: {', '.join(MODES)}")
 
     def plan(view: LogView) -> Plan:
-        old = view.state().notes_of(agent)
+        from .store.open import load_notes  # (the notes only: no record is read)
+
+        old = load_notes(view.layout).get(agent, {}).get("text", "")
         new = updated(old, text, mode)
         if new == old:
             return Plan([], NotesSet(new, False))
@@ -314,7 +320,9 @@ def supersede_fact(layout: Layout, ref: str, draft: Draft, *, now: str, config, 
     _no_policies([draft])
 
     def plan(view: LogView) -> Plan:
-        state = view.state()
+        from .store.open import by_id  # (a million records are not built for one)
+
+        state = view.state(by_id)
         old = state.resolve(ref)
         if old is None or not readable(access, old):
             raise NotFound(f"no memory with id or key {ref!r}; find it with search_memory or `memstore recall`")

@@ -43,9 +43,9 @@ def run(
     if action == "show":
         if text is not None:
             raise UsageError("show takes no text; use `memstore notes set TEXT`")
-        from memstore.store.open import load_state
+        from memstore.store.open import load_notes
 
-        held = load_state(e.layout)[0].notes.get(e.agent, {}) if e.layout.root_exists() else {}
+        held = load_notes(e.layout).get(e.agent, {}) if e.layout.root_exists() else {}
         if json:
             emit_json({"agent": e.agent, "notes": held.get("text", ""), "updated_at": held.get("at")})
         elif held:

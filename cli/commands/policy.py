@@ -127,10 +127,11 @@ def list_(
     json: JsonOpt = False,
 ) -> None:
     from memstore.access import readable
+    from memstore.policies import rows as policy_rows
     from memstore.store.open import load_state
 
     e = env(now)
-    state, _ = load_state(e.layout)
+    state, _ = load_state(e.layout, keep=policy_rows)  # (from a snapshot, its policies' rows only)
     rows = [m for m in state.ordered() if m.level == "policy" and m.recorded_at <= e.now
             and (all_ or m.status == "active") and readable(e.access, m)]
     rows.sort(key=lambda m: (m.status != "active", -m.confidence, m.seq, m.id))

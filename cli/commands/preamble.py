@@ -31,7 +31,7 @@ def run(
 ) -> None:
     from memstore.access import check_slug
     from memstore.dispatch import dispatch
-    from memstore.store.open import load_state
+    from memstore.store.open import load_notes
 
     from ..indexing import open_indexes
 
@@ -42,7 +42,7 @@ def run(
         check_slug(repo)
     notes = ""
     if e.agent is not None and e.layout.root_exists():
-        notes = load_state(e.layout)[0].notes_of(e.agent)
+        notes = load_notes(e.layout).get(e.agent, {}).get("text", "")  # (no record read)
     result = dispatch(open_indexes(e), task, now=e.now, config=e.config, notes=notes, access=e.access,
                       repo=repo, semantic=semantic)
     if json:

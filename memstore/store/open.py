@@ -8,6 +8,7 @@ it reflects, and the next open folds only the events after it.
 from __future__ import annotations
 
 from contextlib import contextmanager
+from itertools import chain
 from pathlib import Path
 
 from ..events import touched_ids
@@ -15,7 +16,7 @@ from ..fold import fold
 from ..state import Partial, State
 from .layout import Layout
 from .log import LogReader, position_after, read_head
-from .snapshot import read_snapshot, snapshot_anchor, snapshot_files
+from .snapshot import read_header, read_snapshot, snapshot_anchor, snapshot_files
 
 _MEMO: dict[Path, tuple[State, tuple[str, int]]] = {}
 _ENABLED = [False]
@@ -70,6 +71,15 @@ def load_state(layout: Layout, *, use_snapshots: bool = True, keep=None) -> tupl
     return state, reader
 
 
+def by_id(table, _marks):
+    """``keep`` for a caller that reads records only by id or caller key, and the state's
+    keys and notes (a forget, a policy added, a notes write): no snapshot row is built up
+    front; each record is built when its id is asked for (``state.Partial``)."""
+    import numpy as np
+
+    return np.zeros(table.num_rows, dtype=bool)
+
+
 @contextmanager
 def acyclic_build():
     """Python's cycle collector paused while a state is built, or a lifecycle run works on
@@ -92,14 +102,23 @@ def acyclic_build():
 
 
 def _load(layout: Layout, reader: LogReader, use_snapshots: bool, keep=None) -> State:
+    base, events = _base(layout, reader, (lambda path: read_snapshot(path, keep)) if use_snapshots else None)
+    if isinstance(base.memories, Partial):
+        return _fold_partial(events, base)
+    return fold(events, base)
+
+
+def _base(layout: Layout, reader: LogReader, read) -> tuple[State, object]:
+    """(the newest usable snapshot's state as ``read(path)`` gives it, or an empty state; the
+    events after it). ``read`` None: no snapshot (the whole log)."""
     base, start = State(), None
-    if use_snapshots:
+    if read is not None:
         head = read_head(layout)
         for seq, path in reversed(snapshot_files(layout)):
             if seq > head.seq:
                 continue  # claims more than the log holds: not ours to trust
             try:
-                base, meta = read_snapshot(path, keep)
+                base, meta = read(path)
             except Exception:  # a damaged cache is skipped, never fatal (verify reports it)
                 base = State()
                 continue
@@ -118,10 +137,24 @@ def _load(layout: Layout, reader: LogReader, use_snapshots: bool, keep=None) -> 
             reader.problems.clear()
             events = reader.events(after_seq=base.seq)
         elif first is not None:
-            base = fold([first], base)
-    if isinstance(base.memories, Partial):
-        return _fold_partial(events, base)
-    return fold(events, base)
+            events = chain([first], events)
+    return base, events
+
+
+def load_notes(layout: Layout) -> dict[str, dict]:
+    """The agents' working memories (``State.notes``) as the log has them now, without a
+    record: the newest usable snapshot's (its footer: ``snapshot.read_header``) with the
+    ``notes`` events after it applied as the fold applies them (no other event changes
+    them). `preamble` and `notes` at a million records read no row."""
+    from ..fold import apply_notes
+
+    layout.check_readable()
+    base, events = _base(layout, LogReader(layout), read_header)
+    notes = State(notes=dict(base.notes))
+    for e in events:
+        if e["op"] == "notes":
+            apply_notes(notes, e)
+    return notes.notes
 
 
 _BATCH = 16_384  # tail events whose records a partial state builds in one pass

@@ -198,26 +198,14 @@ def read_snapshot(path: Path, keep=None) -> tuple[State, dict]:
 
     # a FIFO or directory named like a snapshot: refused, never waited on
     table = pq.read_table(pa.BufferReader(read_regular(path)), page_checksum_verification=True)
-    meta = loads(table.schema.metadata[b"memstore"])
-    if not isinstance(meta, dict) or meta.get("format") != FORMAT:
-        raise ValueError(f"snapshot format {meta.get('format') if isinstance(meta, dict) else None!r} "
-                         f"is not this memstore's {FORMAT!r}")
+    state, meta = _header(table.schema.metadata)
     if meta.get("rows") != table.num_rows or meta.get("checksum") != content_checksum(table):
         raise ValueError("rows do not match the checksum in its metadata")
-    notes = meta.get("notes") or {}
-    if not isinstance(notes, dict) or not all(isinstance(v, dict) and isinstance(v.get("text"), str)
-                                              for v in notes.values()):
-        raise ValueError("its working-memory notes are not a table of texts")
-    marks = meta.get("marks") or {}  # a snapshot written before marks: none (every record is new)
-    if not isinstance(marks, dict) or not all(k in STAGES and type(v) is int and 0 <= v <= meta["seq"]
-                                              for k, v in marks.items()):
-        raise ValueError("its lifecycle watermarks are not stage names with log positions")
-    state = State(seq=meta["seq"], at=meta["at"], keys=dict(meta["keys"]), notes=dict(notes), marks=dict(marks))
     rows = _Rows.of(table) if keep is not None else None
     if rows is not None:
         import numpy as np
 
-        wanted = np.flatnonzero(np.asarray(keep(table, dict(marks)), dtype=bool))
+        wanted = np.flatnonzero(np.asarray(keep(table, dict(state.marks)), dtype=bool))
         state.memories = Partial({m.id: m for m in rows.take(wanted)}, rows)
         return state, meta
     state.memories = {m.id: m for m in _memories(table)}
@@ -273,6 +261,33 @@ class _Rows:
 
     def many(self, keys) -> list:
         return self.take(self.rows_of(keys))
+
+
+def read_header(path: Path) -> tuple[State, dict]:
+    """The state a snapshot holds without its records (seq, caller keys, notes, watermarks)
+    and its metadata, from its footer alone: its rows are neither read nor checked (they
+    cannot change these; `preamble` and `notes` read no record). ValueError as read_snapshot."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    return _header(pq.read_schema(pa.BufferReader(read_regular(path))).metadata)
+
+
+def _header(metadata) -> tuple[State, dict]:
+    """(the state without records, the metadata) from a snapshot's key-value metadata, checked."""
+    meta = loads((metadata or {})[b"memstore"])
+    if not isinstance(meta, dict) or meta.get("format") != FORMAT:
+        raise ValueError(f"snapshot format {meta.get('format') if isinstance(meta, dict) else None!r} "
+                         f"is not this memstore's {FORMAT!r}")
+    notes = meta.get("notes") or {}
+    if not isinstance(notes, dict) or not all(isinstance(v, dict) and isinstance(v.get("text"), str)
+                                              for v in notes.values()):
+        raise ValueError("its working-memory notes are not a table of texts")
+    marks = meta.get("marks") or {}  # a snapshot written before marks: none (every record is new)
+    if not isinstance(marks, dict) or not all(k in STAGES and type(v) is int and 0 <= v <= meta["seq"]
+                                              for k, v in marks.items()):
+        raise ValueError("its lifecycle watermarks are not stage names with log positions")
+    return State(seq=meta["seq"], at=meta["at"], keys=dict(meta["keys"]), notes=dict(notes), marks=dict(marks)), meta
 
 
 def _memories(table) -> list:
