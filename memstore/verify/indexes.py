@@ -147,7 +147,7 @@ def _contents(ix: dict, counts: dict, problems: list) -> None:
         return
     if len(vec.keys):
         pick = vec.keys[:: max(1, len(vec.keys) // SAMPLE)]
-        stored = np.asarray(vec.index.get(pick), dtype=np.float32).reshape(len(pick), -1)
+        stored = vec.stored(pick)
         rows = vec.vectors(pick)
         if not all(np.allclose(stored[i], rows[int(k)], atol=1e-5) for i, k in enumerate(pick)):
             problems.append(("vectors", f"{vec.path.name} disagrees with its flat rows"))
