@@ -12,7 +12,6 @@ or after that night's run, with forgets in the tail), and ``rows`` against the s
 from __future__ import annotations
 
 import json
-import shutil
 import sys
 import tempfile
 from pathlib import Path
@@ -21,7 +20,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from reliability_support import make_store
-from test_reads_scale import _day, _live, _run  # (a lived store: beliefs, keys, conflicts)
+from test_distill_partial import snapshotted, two_copies
+from test_reads_scale import _day, _run
 
 from memstore import writes
 from memstore.config import load_config
@@ -52,16 +52,7 @@ NEW = [  # the day's records: a repeat, an update, a contradiction, chatter that
 @pytest.fixture(scope="module")
 def store(tmp_path_factory) -> Path:
     """A store snapshotted on day 70, lived on to day 120, with a day's records waiting."""
-    path = make_store(tmp_path_factory.mktemp("partial") / "s")
-    _live(path, range(0, 70))
-    assert _run(path, "snapshot", "--now", _day(70))[0] == 0
-    _live(path, range(70, 120))
-    code, out, _ = _run(path, "conflicts", "--json", "--now", _day(120))
-    conflicts = json.loads(out)["conflicts"] if code == 0 and out.strip() else []
-    if conflicts:
-        assert _run(path, "conflicts", "resolve", conflicts[0]["id"], "--keep", "new", "--now", _day(120))[0] == 0
-    code, out, _ = _run(path, "log", "--json", "--op", "remember", "--limit", "3")
-    assert _run(path, "forget", json.loads(out.splitlines()[0])["memory"]["id"], "--now", _day(120))[0] == 0
+    path = snapshotted(tmp_path_factory.mktemp("partial") / "s")
     code, _out, err = _run(path, "remember", "--jsonl", "-", "--now", _day(121),
                            stdin="\n".join(json.dumps(r) for r in NEW).encode())
     assert code == 0, err
@@ -83,11 +74,7 @@ def test_a_partial_state_consolidates_as_the_whole_one(store, later):
 
 def test_consolidate_writes_as_the_whole_state_would(store, tmp_path):
     """The events appended, the next nights' (another day's records between), and the state."""
-    copies = [tmp_path / "a", tmp_path / "b"]
-    for c in copies:
-        shutil.copytree(store, c)
-    layout = [Layout(c) for c in copies]
-    config = load_config(layout[0].read_config_text())
+    copies, layout, config = two_copies(store, tmp_path)
     for day in (121, 122, 123):
         if day == 122:
             for c in copies:

@@ -35,8 +35,12 @@ from memstore.store.snapshot import parquet_bytes, read_snapshot
 
 @pytest.fixture(scope="module")
 def store(tmp_path_factory) -> Path:
-    """A store snapshotted on day 70, then lived on to day 120."""
-    path = make_store(tmp_path_factory.mktemp("partial") / "s")
+    return snapshotted(tmp_path_factory.mktemp("partial") / "s")
+
+
+def snapshotted(path: Path) -> Path:
+    """A store snapshotted on day 70, then lived on to day 120 (a resolution and a forget last)."""
+    path = make_store(path)
     _live(path, range(0, 70))
     assert _run(path, "snapshot", "--now", _day(70))[0] == 0
     _live(path, range(70, 120))
@@ -47,6 +51,16 @@ def store(tmp_path_factory) -> Path:
     code, out, _ = _run(path, "log", "--json", "--op", "remember", "--limit", "3")
     assert _run(path, "forget", json.loads(out.splitlines()[0])["memory"]["id"], "--now", _day(120))[0] == 0
     return path
+
+
+def two_copies(store: Path, tmp_path: Path) -> tuple[list[Path], list[Layout], dict]:
+    """Two copies of ``store`` (one for the partial state's writes, one for the whole's), their
+    layouts, and the store's config."""
+    copies = [tmp_path / "a", tmp_path / "b"]
+    for c in copies:
+        shutil.copytree(store, c)
+    layout = [Layout(c) for c in copies]
+    return copies, layout, load_config(layout[0].read_config_text())
 
 
 @pytest.mark.parametrize("later", [0, 30, 90, 250, 700])
@@ -66,11 +80,7 @@ def test_a_partial_state_distills_as_the_whole_one(store, later):
 
 def test_distill_writes_as_the_whole_state_would(store, tmp_path):
     """The events appended, and the next run's, as the whole state gives them."""
-    copies = [tmp_path / "a", tmp_path / "b"]
-    for c in copies:
-        shutil.copytree(store, c)
-    layout = [Layout(c) for c in copies]
-    config = load_config(layout[0].read_config_text())
+    copies, layout, config = two_copies(store, tmp_path)
     for now in (_day(400), _day(401)):
         part = writes.distill(layout[0], now=now, config=config)
         whole = writes.run_stage(layout[1], distill, now=now, config=config)
