@@ -136,13 +136,19 @@ def _snapshot(layout: Layout, now: str, cache_dir: Path | None) -> dict:
 
 
 def _brief(layout: Layout, now: str, cache_dir: Path | None) -> dict:
-    from ..brief import brief_data, is_empty, render_markdown
+    from ..brief import brief_current, brief_data, is_empty, render_markdown
+    from ..index.current import open_current, read_or_fold
     from ..store.open import load_state
     from ..store.pages import write_brief
 
     config = _open(layout)
-    state, _ = load_state(layout)
-    data = brief_data(state, now, config)
+
+    def fold() -> dict:
+        return brief_data(load_state(layout)[0], now, config)
+
+    # as `memstore brief`: the records index and the log after it when they can be believed
+    current = open_current(layout)
+    data = fold() if current is None else read_or_fold(lambda: brief_current(current, now, config), fold)
     if is_empty(data):  # as `memstore brief`: no page of empty sections
         return {"date": data["date"], "written": None}
     path = write_brief(layout, data["date"], render_markdown(data))
