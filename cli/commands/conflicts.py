@@ -175,11 +175,12 @@ def _scanned(layout, all_: bool):
         events = scanned_events(layout, rb'"op":"(?:conflict|resolve|supersede)"', lambda ev: ev["op"] in ops)
     else:  # every event of an open conflict names its sides, which are in one still
         found: dict[int, dict] = {}
-        for mid in current.in_conflict():
-            mine = current.events(mid)
-            if mine is None:
-                return None
-            found.update((ev["seq"], ev) for ev in mine if ev["op"] in ops)
+        ids = current.in_conflict()
+        for at in range(0, len(ids), 4096):  # (the lines of a few thousand records held at a time)
+            for mine in current.events_of(ids[at:at + 4096]).values():
+                if mine is None:
+                    return None
+                found.update((ev["seq"], ev) for ev in mine if ev["op"] in ops)
         events = [found[q] for q in sorted(found)]
     if events is None:
         return None

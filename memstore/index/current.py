@@ -50,17 +50,31 @@ class Current:
         holds the record as the log no longer tells it, so the fold answers, and says what
         it skipped), or when the log's seqs do not rise there (the forward read's rules
         decide what it says)."""
+        return self.events_of([mid])[mid]
+
+    def events_of(self, ids: list[str]) -> dict[str, list[dict] | None]:
+        """``events`` of each of ``ids``, their lines read in one pass over the log in seq
+        order (a listing of 36,324 open conflicts at 1M bisected the log 200,000 times, one
+        mapping each record)."""
         from ..events import touched_ids
         from ..store.log import well_formed
         from ..store.lookup import lines_at
 
-        seqs = self.index.events_of([mid]).get(mid, [])
-        lines = lines_at(self.layout, seqs) if seqs else []
-        events = [well_formed(line) for line in lines or ()]
-        if lines is None or not all(ev is not None and ev["seq"] == q and mid in touched_ids(ev)
-                                    for ev, q in zip(events, seqs, strict=True)):
-            return None
-        return events + [ev for ev in self.tail if mid in touched_ids(ev)]
+        seqs = self.index.events_of(list(ids))
+        wanted = sorted({q for mid in ids for q in seqs.get(mid, ())})
+        lines = lines_at(self.layout, wanted) if wanted else []
+        # each line parsed and checked once, however many of the records it touches (a
+        # promotion names thousands)
+        events = {q: well_formed(line) for q, line in zip(wanted, lines or (), strict=False)}
+        touched = {q: frozenset(touched_ids(ev)) for q, ev in events.items() if ev is not None and ev["seq"] == q}
+        found: dict[str, list[dict] | None] = {}
+        for mid in ids:
+            mine = seqs.get(mid, [])
+            if lines is None or not all(mid in touched.get(q, ()) for q in mine):
+                found[mid] = None
+                continue
+            found[mid] = [events[q] for q in mine] + [ev for ev in self.tail if mid in touched_ids(ev)]
+        return found
 
     def columns(self) -> tuple[dict, dict[str, Memory]]:
         """Every record's aggregate columns (``RecordIndex.columns``, in any row order) less

@@ -192,12 +192,26 @@ def _start(buf, pos: int) -> int:
     return j + 1 if j >= 0 else len(buf)
 
 
-def _bisect(buf, target: int) -> bytes | None:
-    """The line of ``buf`` with seq ``target``, found by bisecting on the lines' seqs (they rise
-    through the log); None when it is not where the order says, or a line probed is not an
-    event."""
-    lo, hi = 0, len(buf)  # lines starting before lo hold smaller seqs; those from hi on, not smaller
-    while lo < hi:
+def _bisect(buf, target: int, lo: int = 0) -> tuple[bytes, int] | None:
+    """The line of ``buf`` with seq ``target`` and the offset after it, found by bisecting on
+    the lines' seqs (they rise through the log) from ``lo`` (every line starting before it
+    holds a smaller seq); None when it is not where the order says, or a line probed is not
+    an event. The upper bound is found by galloping from ``lo`` first: a listing's next seq
+    is usually a few lines on."""
+    hi, step = len(buf), _GALLOP
+    while lo + step < hi:  # (a line starting at or after lo + step with a seq not smaller: hi)
+        s = _start(buf, lo + step)
+        e = buf.find(b"\n", s)
+        if s >= hi or e < 0:
+            break
+        seq = line_seq(buf[s:e])
+        if seq is None:
+            return None
+        if seq >= target:
+            hi = s
+            break
+        lo, step = e + 1, 2 * step
+    while lo < hi:  # lines starting before lo hold smaller seqs; those from hi on, not smaller
         s = _start(buf, (lo + hi) // 2)
         if s >= hi:
             s = _start(buf, lo)
@@ -218,13 +232,30 @@ def _bisect(buf, target: int) -> bytes | None:
     if hi >= len(buf) or e < 0:
         return None
     line = buf[hi:e]
-    return line if line_seq(line) == target else None
+    return (line, e + 1) if line_seq(line) == target else None
+
+
+_GALLOP = 4096  # bytes: the first step past the last line found (a few lines)
+_RELEASE = 32 << 20  # bytes of a partition behind the searches kept mapped at most
+
+
+def _release(buf, start: int, end: int) -> int:
+    """Hand back the mapped pages of ``buf`` from ``start`` (a page boundary) to the page that
+    holds ``end``; returns where the pages still mapped begin. (Where madvise is missing, kept.)"""
+    import mmap
+
+    stop = end - end % mmap.PAGESIZE
+    if stop > start and hasattr(buf, "madvise") and hasattr(mmap, "MADV_DONTNEED"):
+        buf.madvise(mmap.MADV_DONTNEED, start, stop - start)
+        return stop
+    return start
 
 
 def lines_at(layout: Layout, seqs: list[int]) -> list[bytes] | None:
     """The log lines holding these seqs, in the order given: each found by bisecting its
-    partition (a few reads, whatever the log's size). None when one is not found where the
-    order of seqs says (a damaged or edited line): the caller scans instead."""
+    partition (a few reads, whatever the log's size), in seq order, each search starting
+    after the line the last one found. None when one is not found where the order of seqs
+    says (a damaged or edited line): the caller scans instead."""
     files = []
     try:
         for path in log_files(layout):
@@ -237,14 +268,20 @@ def lines_at(layout: Layout, seqs: list[int]) -> list[bytes] | None:
                 buf.close()
                 return None
             files.append((first, buf))
-        found = []
-        for q in seqs:
-            inside = [buf for first, buf in files if first <= q]
-            line = _bisect(inside[-1], q) if inside else None
-            if line is None:
+        found: dict[int, bytes] = {}
+        after: dict[int, int] = {}  # partition -> where the last line found in it ends
+        kept: dict[int, int] = {}  # partition -> the pages from which on this process still maps
+        for q in sorted(set(seqs)):  # (in seq order: each search starts after the last found)
+            inside = [i for i, (first, _buf) in enumerate(files) if first <= q]
+            got = _bisect(files[inside[-1]][1], q, after.get(inside[-1], 0)) if inside else None
+            if got is None:
                 return None
-            found.append(line)
-        return found
+            i = inside[-1]
+            found[q], after[i] = got
+            if after[i] - kept.get(i, 0) > _RELEASE:  # the pages behind every later search: handed
+                kept[i] = _release(files[i][1], kept.get(i, 0), after[i])  # back (fault-around
+                # maps 64 KB around each line read: a listing's lines across a 1 GB log, all of it)
+        return [found[q] for q in seqs]
     finally:
         for _first, buf in files:
             buf.close()
