@@ -134,3 +134,34 @@ def test_supersede_fact_plans_as_the_whole_state_does(pair, tmp_path):
         assert got[0] == got[1], ref
     logs = [sorted((c / "log").iterdir()) for c in copies]
     assert [f.read_bytes() for f in logs[0]] == [f.read_bytes() for f in logs[1]]
+
+
+def test_policy_list_from_the_records_index_is_the_folds(pair, tmp_path):
+    """`policy list` reads the records index's policies and the records the log changed since
+    when the index can be believed; held to the fold (no index, no snapshot) and to the
+    snapshot's policy rows (no index), before and after policies change in the log."""
+    store, _bare = pair
+    copies = {name: tmp_path / name for name in ("indexed", "snapshot", "folded")}
+    shutil.copytree(store, copies["indexed"])
+    shutil.copytree(store, copies["snapshot"], ignore=shutil.ignore_patterns("index"))
+    shutil.copytree(store, copies["folded"], ignore=shutil.ignore_patterns("index", "snapshots"))
+    from memstore.index.current import open_current
+
+    assert open_current(Layout(copies["indexed"])) is not None  # (its road is the index's)
+
+    def listed() -> list[tuple]:
+        got = [_run(c, "policy", "list", *flags, "--json", "--now", _day(70)) for c in copies.values()
+               for flags in ((), ("--all",))]
+        assert all(g[0] == 0 for g in got)
+        return got
+
+    first = listed()
+    assert first[0] == first[2] == first[4] and first[1] == first[3] == first[5]
+    assert json.loads(first[1][1])["policies"]
+    for c in copies.values():  # the log moves on past the index: a retirement and a new policy
+        pid = json.loads(_run(c, "policy", "list", "--json", "--now", _day(70))[1])["policies"][0]["id"]
+        assert _run(c, "policy", "retire", pid, "--now", _day(70))[0] == 0
+        assert _run(c, "policy", "add", "Always pin versions", "--direction", "repeat", "--author", "ana",
+                    "--now", _day(70))[0] == 0
+    then = listed()
+    assert then[0] == then[2] == then[4] and then[1] == then[3] == then[5] and then != first

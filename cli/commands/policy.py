@@ -127,12 +127,23 @@ def list_(
     json: JsonOpt = False,
 ) -> None:
     from memstore.access import readable
+    from memstore.index.current import open_current, read_or_fold
     from memstore.policies import rows as policy_rows
     from memstore.store.open import load_state
 
     e = env(now)
-    state, _ = load_state(e.layout, keep=policy_rows)  # (from a snapshot, its policies' rows only)
-    rows = [m for m in state.ordered() if m.level == "policy" and m.recorded_at <= e.now
+
+    def fold() -> list:  # from a snapshot, its policies' rows only
+        return load_state(e.layout, keep=policy_rows)[0].ordered()
+
+    def indexed(current) -> list:  # the records index's policies, and those the log changed since
+        found = {m.id: m for m in current.index.posting("level", ["policy"])}
+        found.update(current.overlay)
+        return list(found.values())
+
+    current = open_current(e.layout) if e.layout.root_exists() else None
+    held = fold() if current is None else read_or_fold(lambda: indexed(current), fold)
+    rows = [m for m in held if m.level == "policy" and m.recorded_at <= e.now
             and (all_ or m.status == "active") and readable(e.access, m)]
     rows.sort(key=lambda m: (m.status != "active", -m.confidence, m.seq, m.id))
     result = {"at": e.now, "policies": [
