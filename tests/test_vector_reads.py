@@ -5,7 +5,7 @@
   (20,000 rows at 1M: 470 MB); the rows must be the mapping's, bit for bit, in runs or
   scattered, and the mapping answers when the file was replaced after it was mapped.
 - The USearch file is viewed without its key lookup table and through a mapping of our
-  own whose pages are handed back after viewing and after each search: the HNSW answers
+  own whose pages are handed back once viewing is done: the HNSW answers
   must be those of viewing the file by path.
 """
 

@@ -159,6 +159,7 @@ class VectorIndex:
 
             self._index = Index(ndim=self.dim, metric="cos", dtype=DTYPE, expansion_add=EXPANSION_ADD)
             self._index.load(str(self.path))
+            self._mapped = None  # (the view's mapping: the loaded index is its own copy)
             if len(self._index) != len(self.keys):
                 raise ValueError(f"{self.path.name} holds {len(self._index)} vectors, "
                                  f"{sidecars(self.path)[0].name} {len(self.keys)}")

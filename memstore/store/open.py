@@ -72,9 +72,9 @@ def load_state(layout: Layout, *, use_snapshots: bool = True, keep=None) -> tupl
 
 
 def by_id(table, _marks):
-    """``keep`` for a caller that reads records only by id or caller key, and the state's
-    keys and notes (a forget, a policy added, a notes write): no snapshot row is built up
-    front; each record is built when its id is asked for (``state.Partial``)."""
+    """``keep`` for a caller that reads records only by id or caller key (a forget, a policy
+    added or retired, a fact superseded): no snapshot row is built up front; each record is
+    built when its id is asked for (``state.Partial``)."""
     import numpy as np
 
     return np.zeros(table.num_rows, dtype=bool)
