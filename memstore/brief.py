@@ -104,7 +104,8 @@ def brief_current(current, now: str, config) -> dict:
     pending = posting("outcome", "pending", lambda m: m.outcome == "pending" and m.recorded_at <= now
                       and m.status == "active" and m.level != "policy")
     flagged = posting("open", "conflict", lambda m: bool(m.conflicts_with) and m.recorded_at <= now)
-    others = current.get(sorted({o for m in flagged for o in m.conflicts_with}))
+    others = {m.id: m for m in flagged}  # (a conflict's other side is mostly flagged too: decoded once)
+    others.update(current.get(sorted({o for m in flagged for o in m.conflicts_with} - others.keys())))
     conflicts = [(m, o) for m in flagged for other in m.conflicts_with
                  if (o := others.get(other)) is not None and (m.seq, m.id) < (o.seq, o.id)]
     rules = posting("level", "policy", lambda m: m.level == "policy" and m.status == "active")
