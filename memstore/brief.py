@@ -96,19 +96,14 @@ def brief_current(current, now: str, config) -> dict:
     scored.sort(key=lambda p: (-p[0], p[1].seq))
     faded.sort(key=lambda m: order[m.id])
 
-    def posting(dim: str, value: str, keep) -> list:
-        found = {m.id: m for m in current.index.posting(dim, [value])}
-        found.update(current.overlay)
-        return sorted((m for m in found.values() if keep(m)), key=lambda m: (m.seq, m.id))
-
-    pending = posting("outcome", "pending", lambda m: m.outcome == "pending" and m.recorded_at <= now
-                      and m.status == "active" and m.level != "policy")
-    flagged = posting("open", "conflict", lambda m: bool(m.conflicts_with) and m.recorded_at <= now)
+    pending = current.posting("outcome", "pending", lambda m: m.outcome == "pending" and m.recorded_at <= now
+                              and m.status == "active" and m.level != "policy")
+    flagged = current.posting("open", "conflict", lambda m: bool(m.conflicts_with) and m.recorded_at <= now)
     others = {m.id: m for m in flagged}  # (a conflict's other side is mostly flagged too: decoded once)
     others.update(current.get(sorted({o for m in flagged for o in m.conflicts_with} - others.keys())))
     conflicts = [(m, o) for m in flagged for other in m.conflicts_with
                  if (o := others.get(other)) is not None and (m.seq, m.id) < (o.seq, o.id)]
-    rules = posting("level", "policy", lambda m: m.level == "policy" and m.status == "active")
+    rules = current.posting("level", "policy", lambda m: m.level == "policy" and m.status == "active")
     from .state import State
 
     evidence = current.get(sorted({i for m in rules for i in m.derived_from}))

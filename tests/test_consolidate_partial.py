@@ -206,7 +206,9 @@ def test_rows_keeps_every_record_a_scan_or_the_watermark_can_find(records, mark)
 
 def test_an_agents_report_from_a_snapshot_leaves_out_what_it_may_not_read(tmp_path):
     """The run's state is partial, so the records an agent may not read are looked up by the
-    ids its events name (``access.hidden_in``), not listed from the records built."""
+    ids its events name (``access.hidden_in``), not listed from the records built. (Every
+    record a consolidate event names is one it scanned, so built: this holds the report to
+    the owner's less the hidden domain; it passes with a listing of the built records too.)"""
     from reliability_support import HASHING
 
     path = make_store(tmp_path / "s", HASHING + '[agents]\nbob = "intern"\n\n[grants.intern]\nhr = "none"\n'

@@ -136,15 +136,12 @@ def list_(
     def fold() -> list:  # from a snapshot, its policies' rows only
         return load_state(e.layout, keep=policy_rows)[0].ordered()
 
-    def indexed(current) -> list:  # the records index's policies, and those the log changed since
-        found = {m.id: m for m in current.index.posting("level", ["policy"])}
-        found.update(current.overlay)
-        return list(found.values())
+    def listed(m) -> bool:
+        return m.level == "policy" and m.recorded_at <= e.now and (all_ or m.status == "active") and readable(e.access, m)
 
     current = open_current(e.layout) if e.layout.root_exists() else None
-    held = fold() if current is None else read_or_fold(lambda: indexed(current), fold)
-    rows = [m for m in held if m.level == "policy" and m.recorded_at <= e.now
-            and (all_ or m.status == "active") and readable(e.access, m)]
+    held = fold() if current is None else read_or_fold(lambda: current.posting("level", "policy", listed), fold)
+    rows = [m for m in held if listed(m)]
     rows.sort(key=lambda m: (m.status != "active", -m.confidence, m.seq, m.id))
     result = {"at": e.now, "policies": [
         {"id": m.id, "rule": m.text, "direction": m.direction, "status": m.status, "confidence": m.confidence,

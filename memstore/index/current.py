@@ -43,6 +43,14 @@ class Current:
         ids = {m.id for m in self.index.posting("open", ["conflict"]) if m.id not in self.overlay}
         return sorted(ids | {i for i, m in self.overlay.items() if m.conflicts_with})
 
+    def posting(self, dim: str, value: str, keep) -> list[Memory]:
+        """The records ``keep`` accepts among those the index lists under ``dim`` = ``value`` and
+        those the log changed since (a changed record may have joined or left the list), as
+        the log has them now, in creation order."""
+        found = {m.id: m for m in self.index.posting(dim, [value])}
+        found.update(self.overlay)
+        return sorted((m for m in found.values() if keep(m)), key=lambda m: (m.seq, m.id))
+
     def events(self, mid: str) -> list[dict] | None:
         """The events that touched ``mid`` (``events.touched_ids``), oldest first: the log
         lines the records index names (read by seq), then those after its watermark. None
@@ -67,13 +75,17 @@ class Current:
         # promotion names thousands)
         events = {q: well_formed(line) for q, line in zip(wanted, lines or (), strict=False)}
         touched = {q: frozenset(touched_ids(ev)) for q, ev in events.items() if ev is not None and ev["seq"] == q}
+        later: dict[str, list[dict]] = {}  # id -> the events after the watermark that touched it
+        for ev in self.tail:
+            for i in dict.fromkeys(touched_ids(ev)):
+                later.setdefault(i, []).append(ev)
         found: dict[str, list[dict] | None] = {}
         for mid in ids:
             mine = seqs.get(mid, [])
             if lines is None or not all(mid in touched.get(q, ()) for q in mine):
                 found[mid] = None
                 continue
-            found[mid] = [events[q] for q in mine] + [ev for ev in self.tail if mid in touched_ids(ev)]
+            found[mid] = [events[q] for q in mine] + later.get(mid, [])
         return found
 
     def columns(self) -> tuple[dict, dict[str, Memory]]:
