@@ -12,7 +12,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from memstore.store.layout import Layout
-from memstore.store.lookup import lines_at
+from memstore.store.log import line_seq
+from memstore.store.lookup import _probe, lines_at
 
 
 def _line(seq: int, pad: int) -> bytes:
@@ -48,7 +49,8 @@ def test_every_seq_is_found_in_a_regular_log(pads, cuts, ask, torn):
 @settings(max_examples=60, deadline=None)
 @given(pads=st.lists(st.integers(0, 200), min_size=2, max_size=80), bad=st.integers(0, 79),
        ask=st.lists(st.integers(0, 79), min_size=1, max_size=8),
-       damage=st.sampled_from([b"", b"not json", b'{"seq": "7"}', b"[1, 2]"]))
+       damage=st.sampled_from([b"", b"not json", b'{"seq": "7"}', b"[1, 2]", b'{"op":"x","seq":3',
+                               b'{"x":{"seq":1},"seq":999}', b'{"seq":0012}']))
 def test_a_damaged_log_gives_the_right_lines_or_none(pads, bad, ask, damage):
     lines = [_line(i + 1, pad) for i, pad in enumerate(pads)]
     bad %= len(lines)
@@ -87,3 +89,32 @@ def test_seqs_in_any_order_and_repeated_are_found_in_that_order(pads, cuts, ask)
         layout = _write(Path(d), parts)
         assert lines_at(layout, seqs) == [lines[q - 1] for q in seqs]
         assert lines_at(layout, [*seqs, len(lines) + 1]) is None
+
+
+_KEYS = st.sampled_from(["seq", "a", "text", 'x"seq', "seq\\", "z"])
+_VALUES = st.recursive(
+    st.integers(-5, 10**19) | st.text(alphabet='seq":\\{},x ', max_size=12) | st.none(),
+    lambda inner: st.dictionaries(_KEYS, inner, max_size=3) | st.lists(inner, max_size=3), max_leaves=8)
+
+
+@settings(max_examples=300, deadline=None)
+@given(event=st.dictionaries(_KEYS, _VALUES, max_size=5),
+       seq=st.integers(-5, 10**20) | st.sampled_from(["7", 1.5, True, None, [3]]), pad=st.binary(max_size=3))
+def test_a_probe_reads_the_seq_the_parser_reads(event, seq, pad):
+    """A search's probe reads ``"seq":N`` without parsing the line. On a JSON line with a seq
+    of its own (every event's), whatever else it holds (nested objects with their own seq,
+    keys and texts spelling it), it says what ``line_seq`` says; on a line without one (not
+    an event) it may read a nested one: it only steers, and the line found is parsed."""
+    line = json.dumps({**event, "seq": seq}, separators=(",", ":"), sort_keys=True).encode()
+    buf = pad + line + b"\n"
+    assert _probe(buf, len(pad), len(pad) + len(line)) == line_seq(line)
+    bare = json.dumps(event, separators=(",", ":"), sort_keys=True).encode()
+    assert _probe(bare + b"\n", 0, len(bare)) in (line_seq(bare), *_nested_seqs(event))
+
+
+def _nested_seqs(value) -> list:
+    if isinstance(value, dict):
+        return [*(value[k] for k in value if k.endswith("seq")), *(q for v in value.values() for q in _nested_seqs(v))]
+    if isinstance(value, list):
+        return [q for v in value for q in _nested_seqs(v)]
+    return []

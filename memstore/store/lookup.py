@@ -204,7 +204,7 @@ def _bisect(buf, target: int, lo: int = 0) -> tuple[bytes, int] | None:
         e = buf.find(b"\n", s)
         if s >= hi or e < 0:
             break
-        seq = line_seq(buf[s:e])
+        seq = _probe(buf, s, e)
         if seq is None:
             return None
         if seq >= target:
@@ -221,7 +221,7 @@ def _bisect(buf, target: int, lo: int = 0) -> tuple[bytes, int] | None:
         if e < 0:  # a torn final fragment: not a line
             hi = s
             continue
-        seq = line_seq(buf[s:e])
+        seq = _probe(buf, s, e)
         if seq is None:
             return None
         if seq < target:
@@ -233,6 +233,23 @@ def _bisect(buf, target: int, lo: int = 0) -> tuple[bytes, int] | None:
         return None
     line = buf[hi:e]
     return (line, e + 1) if line_seq(line) == target else None
+
+
+_SEQ = re.compile(rb'"seq":(0|[1-9][0-9]{0,18})[,}]')
+
+
+def _probe(buf, s: int, e: int) -> int | None:
+    """The seq of the line ``buf[s:e]`` for steering a search, read without parsing the line
+    when those bytes are in it once (every event holds its own ``"seq":``; a second one, in
+    a nested object, sends the line to ``line_seq``). Only the line a search ends on must be
+    the event, and that one is parsed (and its reader checks it), so a probe of a damaged
+    line only steers the search."""
+    at = buf.find(b'"seq":', s, e)
+    if at >= 0 and buf.find(b'"seq":', at + 6, e) < 0:
+        found = _SEQ.match(buf, at, min(e, at + 26))
+        if found is not None:
+            return int(found[1])
+    return line_seq(buf[s:e])
 
 
 _GALLOP = 4096  # bytes: the first step past the last line found (a few lines)
