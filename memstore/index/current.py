@@ -40,8 +40,26 @@ class Current:
 
     def in_conflict(self) -> list[str]:
         """The ids of the records in an open conflict now."""
-        ids = {m.id for m in self.index.posting("open", ["conflict"]) if m.id not in self.overlay}
+        ids = {i for i in self.index.ids("open", "conflict") if i not in self.overlay}
         return sorted(ids | {i for i, m in self.overlay.items() if m.conflicts_with})
+
+    def flagged_blocks(self, size: int):
+        """The records in an open conflict now, in creation order (seq, then id), about
+        ``size`` at a time: the index's (less those the log changed since) merged with the
+        overlay's."""
+        extra = sorted((m for m in self.overlay.values() if m.conflicts_with), key=lambda m: (m.seq, m.id))
+        j = 0
+        for block in self.index.blocks("open", "conflict", size):
+            block = [m for m in block if m.id not in self.overlay]
+            k = j
+            while block and k < len(extra) and (extra[k].seq, extra[k].id) <= (block[-1].seq, block[-1].id):
+                k += 1
+            if k > j:
+                block, j = sorted(block + extra[j:k], key=lambda m: (m.seq, m.id)), k
+            if block:
+                yield block
+        if j < len(extra):
+            yield extra[j:]
 
     def posting(self, dim: str, value: str, keep) -> list[Memory]:
         """The records ``keep`` accepts among those the index lists under ``dim`` = ``value`` and

@@ -24,6 +24,8 @@ FORMAT = "memstore-records/8"  # /4: imported records at their import event's se
 # /8: the record stored as bytes, not indexed (indexed as one raw term, every record's JSON
 # went into the term dictionary: a commit of the year fixture's days cost 2.4x)
 # graph edges and the mutable fields; cue filtering itself runs in the lexical index
+_BULK = 512  # records read between two hand-backs of the mapped pages (``RecordIndex.release``;
+# the kernel's fault-around maps 64 KB with each)
 DIMENSIONS = ("subject", "status", "level", "tier", "session", "key", "open", "outcome", "from")
 # What `stats` aggregates over every record, as fast (columnar) fields: no record is decoded.
 AXIS_FIELDS = tuple(f"a_{a}" for a in AXES)
@@ -105,6 +107,7 @@ class RecordIndex:
             path.mkdir(parents=True, exist_ok=True)
             self.index = tantivy.Index(self.schema, path=str(path))
         self._t = tantivy
+        self.path = path
 
     # -- writing --------------------------------------------------------------
     def put(self, memories: list[Memory], events: dict[str, list[int]] | None = None) -> None:
@@ -146,10 +149,40 @@ class RecordIndex:
             return []
         kwargs = {"order_by_field": order_by} if order_by else {}
         hits = searcher.search(query, limit, **kwargs).hits
+        found = []
         try:
-            return [memory_from_dict(loads(searcher.doc(a).get_first("record"))) for _s, a in hits]
+            for n, (_s, a) in enumerate(hits, 1):
+                found.append(memory_from_dict(loads(searcher.doc(a).get_first("record"))))
+                if n % _BULK == 0:
+                    self.release()
         except (KeyError, TypeError, AttributeError) as exc:  # a stored record that is not one
             raise ValueError(f"a stored record cannot be read ({type(exc).__name__}: {exc})") from None
+        if len(hits) >= _BULK:
+            self.release()
+        return found
+
+    def release(self) -> None:
+        """Hand back the pages of the index's files this process has mapped (``pages``): after
+        reading thousands of records scattered over the doc store, most of it is mapped."""
+        if self.path is not None:
+            from .pages import release
+
+            release(self.path)
+
+    def ids(self, dim: str, value: str) -> list[str]:
+        """The ids of the records under ``dim`` = ``value``, in no set order; no record is
+        decoded."""
+        q = self.dimension_query(dim, [value])
+        searcher = self.index.searcher()
+        hits = searcher.search(q, max(self.count(q), 1)).hits
+        found = []
+        for n, (_s, a) in enumerate(hits, 1):
+            found.append(searcher.doc(a).get_first("id"))
+            if n % _BULK == 0:
+                self.release()
+        if len(hits) >= _BULK:
+            self.release()
+        return found
 
     def events_of(self, ids: list[str]) -> dict[str, list[int]]:
         """The seqs of the events that touched each record (``memstore.events.touched_ids``),
@@ -159,9 +192,13 @@ class RecordIndex:
         searcher = self.index.searcher()
         hits = searcher.search(any_of(self._t, self.schema, "id", list(ids)), len(ids)).hits
         found = {}
-        for _s, a in hits:
+        for n, (_s, a) in enumerate(hits, 1):
             doc = searcher.doc(a)
             found[doc.get_first("id")] = [int(q) for q in doc.get_all("ev")]
+            if n % _BULK == 0:
+                self.release()
+        if len(hits) >= _BULK:
+            self.release()
         return found
 
     def all(self) -> list[Memory]:
@@ -180,6 +217,28 @@ class RecordIndex:
         t = self._t
         q = any_of(t, self.schema, "id", list(ids))
         return {m.id: m for m in self._docs(q, len(ids))}
+
+    def blocks(self, dim: str, value: str, size: int):
+        """The records under ``dim`` = ``value`` in creation order (seq, then id), about
+        ``size`` at a time: each decoded once, read by address (no search by id), with the
+        mapped pages handed back after each block."""
+        q = self.dimension_query(dim, [value])
+        searcher = self.index.searcher()
+        hits = [a for _s, a in searcher.search(q, max(self.count(q), 1)).hits]
+        seqs = searcher.fast_field_values("seq", hits)
+        order = sorted(range(len(hits)), key=seqs.__getitem__)
+        at = 0
+        while at < len(order):
+            end = min(at + size, len(order))
+            while end < len(order) and seqs[order[end]] == seqs[order[end - 1]]:
+                end += 1  # (records sharing a seq, an import's, stay in one block: ordered by id)
+            try:
+                block = [memory_from_dict(loads(searcher.doc(hits[i]).get_first("record"))) for i in order[at:end]]
+            except (KeyError, TypeError, AttributeError) as exc:  # a stored record that is not one
+                raise ValueError(f"a stored record cannot be read ({type(exc).__name__}: {exc})") from None
+            self.release()
+            yield sorted(block, key=lambda m: (m.seq, m.id))
+            at = end
 
     def by_seqs(self, seqs: list[int]) -> dict[int, Memory]:
         if not seqs:
