@@ -294,6 +294,29 @@ def test_open_conflicts_are_read_from_their_records_events(stores, monkeypatch):
     assert json.loads(want[1])["conflicts"]
 
 
+@pytest.mark.parametrize("block", [1, 2, 5])
+def test_reads_a_block_at_a_time_equal_the_fold(stores, monkeypatch, block):
+    """`conflicts` and `brief` read the records they show a block at a time (a pair's sides
+    in two blocks, a side asked for again after its block is gone): the output is the
+    fold's, in both forms."""
+    from cli.commands import conflicts
+    from memstore import brief
+    from memstore.index import records
+
+    store, bare = stores
+    monkeypatch.setattr(conflicts, "_BLOCK", block)
+    monkeypatch.setattr(brief, "_BLOCK", block)
+    monkeypatch.setattr(records, "_BULK", block)  # (the mapped pages handed back after each block)
+    for args in ((), ("--all",), ("--json",), ("--all", "--json")):
+        want = _run(bare, "conflicts", *args, "--now", _day(101))
+        assert _run(store, "conflicts", *args, "--now", _day(101)) == want, args
+    assert want[1].count('"old":') >= 8  # (four conflicts at least, each naming its old side twice)
+    for day in (40, 95, 101, 130):
+        for form in ((), ("--json",)):
+            want = _run(bare, "brief", "--no-write", *form, "--now", _day(day))
+            assert _run(store, "brief", "--no-write", *form, "--now", _day(day)) == want, (day, form)
+
+
 def test_export_of_named_records_equals_the_whole_export(stores):
     store, bare = stores
     code, out, err = _run(bare, "export")
