@@ -15,6 +15,21 @@ import os
 from pathlib import Path
 
 _MADV_DONTNEED = 4  # (Linux's value; the mmap module's constant names it only for its own maps)
+_MADVISE: list = []  # libc's madvise once found (a read of thousands of records calls release hundreds of times)
+_REAL: dict[Path, bytes] = {}  # a directory -> its real path's prefix, once a process
+
+
+def _madvise():
+    if not _MADVISE:
+        import ctypes
+
+        try:
+            fn = ctypes.CDLL(None, use_errno=True).madvise
+            fn.argtypes = (ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int)
+        except (OSError, AttributeError):
+            fn = None
+        _MADVISE.append(fn)
+    return _MADVISE[0]
 
 
 def release(directory: Path) -> int:
@@ -29,9 +44,13 @@ def release(directory: Path) -> int:
             maps = fh.read().splitlines()
     except OSError:
         return 0
-    prefix = os.fsencode(os.path.realpath(directory)) + b"/"
+    prefix = _REAL.get(directory)
+    if prefix is None:
+        prefix = _REAL[directory] = os.fsencode(os.path.realpath(directory)) + b"/"
     spans = []
     for line in maps:
+        if prefix not in line:
+            continue
         parts = line.split(maxsplit=5)
         # a read-only mapping of a file under the directory (never one this process writes)
         if len(parts) == 6 and parts[5].startswith(prefix) and parts[1][:2] == b"r-":
@@ -39,13 +58,9 @@ def release(directory: Path) -> int:
             spans.append((lo, hi - lo))
     if not spans:
         return 0
-    import ctypes
-
-    try:
-        madvise = ctypes.CDLL(None, use_errno=True).madvise
-    except (OSError, AttributeError):
+    madvise = _madvise()
+    if madvise is None:
         return 0
-    madvise.argtypes = (ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int)
     done = 0
     for lo, size in spans:
         if madvise(lo, size, _MADV_DONTNEED) == 0:
