@@ -191,7 +191,8 @@ def main() -> None:
         print("events identical" if len(digests) == 1 else f"EVENTS DIFFER: {sorted(digests)}")
         for field in ("wall", "cpu", "workers_cpu", "rss_mb"):
             this, other = (sum(r[field] for r in runs[w]) for w in ("this", "other"))
-            print(f"{field}: this {this:.1f} / other {other:.1f} = {this / other:.2f}x")
+            ratio = f"{this / other:.2f}x" if other else "-"  # (a night's run may not use the workers)
+            print(f"{field}: this {this:.1f} / other {other:.1f} = {ratio}")
 
 
 if __name__ == "__main__":

@@ -228,3 +228,41 @@ def test_consolidate_gives_the_same_events_with_the_cache_cold_warm_damaged_or_w
     config = load_config((store / "memstore.toml").read_text())
     plain = writes.consolidate(Layout(store), now="2026-03-07T00:00:00Z", config=config, dry_run=True)
     assert json.loads(json.dumps(plain.lifecycle[0])) == report["events"]
+
+
+def test_postings_gathered_from_the_file_equal_reading_each_texts_keys(tmp_path, monkeypatch):
+    """``Keys.postings`` (a night's consolidate gathers the day's keys' postings over the
+    whole pool from the file's text) against each text's keys read one by one: texts
+    cached and derived, empty, repeated, across blocks, a few texts joined at a time; and a
+    block whose keys text is not UTF-8 though its CRC holds, derived again."""
+    import zlib
+
+    monkeypatch.setattr(keycache, "_GATHER", 3)
+    texts = _texts()[:60] + ["", "café ☕ 設定は26度", _texts()[0], ""]
+    _fresh(tmp_path).keys(texts[:20], keys_of)  # a block
+    _fresh(tmp_path).keys(texts[10:40], keys_of)  # another, overlapping
+    # a hand-written block: the keys of texts[40] as bytes that do not decode, CRC and all
+    bad = keycache.text_hash(texts[40])
+    payload = bad + (0).to_bytes(4, "little") + (2).to_bytes(4, "little") + b"\xff\xfe"
+    with open(tmp_path / f"keys-{KEYS_VERSION}.bin", "ab") as fh:
+        fh.write(keycache._HEAD.pack(keycache.MAGIC, 1, len(payload), zlib.crc32(payload)) + payload)
+    derive = _Counting()
+    cache = _fresh(tmp_path)
+    cache._append = lambda *a: None  # (nothing derived is kept: texts[41:] stay derived, below too)
+    found = cache.keys(texts, derive)
+    expected = keys_of(texts)
+    assert list(found) == expected and found == expected
+    assert texts[40] in derive.asked  # (the undecodable entry, derived again)
+    for order in (texts, texts[::-1]):  # (reversed: the derived texts come before the cached)
+        every: dict[str, list[int]] = {}
+        for i, k in enumerate(keys_of(order)):
+            for word in k:
+                every.setdefault(word, []).append(i)
+        some = frozenset(list(every)[::3]) | {"no such key"}
+        for wanted in (None, some, frozenset()):
+            keycache._LOADED.clear()
+            cache = KeyCache(tmp_path)
+            cache._append = lambda *a: None
+            got = cache.keys(order, derive).postings(wanted)
+            assert {w: a.tolist() for w, a in got.items()} == {
+                w: p for w, p in every.items() if wanted is None or w in wanted}

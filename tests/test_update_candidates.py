@@ -4,12 +4,17 @@ counting every record gives, on regular logs and on logs written with --allow-pa
 
 from __future__ import annotations
 
+import tempfile
+from pathlib import Path
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from memstore.beliefs import candidates, later
 from memstore.beliefs.candidates import Postings
-from memstore.beliefs.frame import keys
+from memstore.beliefs.frame import keys, keys_of
+from memstore.index import keycache
+from memstore.index.keycache import KeyCache
 from memstore.model import Memory
 
 WORDS = ("billing", "postgres", "deploy", "friday", "office", "berlin", "paris", "lead", "alice", "bob",
@@ -69,6 +74,17 @@ def _check(rows, regular, limit, gone):
     some = Postings(pool, wanted=wanted)
     for n in [*(m for m in pool if m.id in wanted), *pool]:
         assert [o.id for o in some.ranked(n, limit)] == _reference(pool, n, limit)
+    # the pool's keys from the key cache (half of them there ahead, the rest derived), its
+    # postings gathered from the file's text
+    with tempfile.TemporaryDirectory() as d:
+        keycache._LOADED.clear()
+        KeyCache(Path(d)).keys([m.text for m in pool[::2]], keys_of)
+        keycache._LOADED.clear()  # (as a new process)
+        for want in (None, wanted):
+            cached = Postings(pool, keyer=KeyCache(Path(d)).keys, wanted=want)
+            for n in pool:
+                assert [o.id for o in cached.ranked(n, limit)] == _reference(pool, n, limit)
+        keycache._LOADED.clear()
     # records that left the pool since it was built (consolidate's later rounds) are passed over
     alive = postings.alive({m.id for i, m in enumerate(pool) if i not in gone})
     left = [m for i, m in enumerate(pool) if i not in gone]

@@ -40,24 +40,20 @@ class Postings:
         self.pool = pool
         self.ids = [m.id for m in pool]  # (read by position without touching each record)
         self.position = {m_id: i for i, m_id in enumerate(self.ids)}
-        lists: dict[str, list[int]] = {}  # key -> positions in the pool, ascending
-        self._keys: dict[str, frozenset] = {}  # id -> keys (keys' own cache is smaller than a big pool)
 
         def derive(texts: list[str]) -> list[frozenset]:
             chunks = [texts[i:i + CHUNK] for i in range(0, len(texts), CHUNK)]
             return [k for part in mapper(keys_of, chunks) for k in part]
 
         texts = [m.text for m in pool]
-        found_all = keyer(texts, derive) if keyer is not None else derive(texts)
-        self._keys = {m.id: found for m, found in zip(pool, found_all, strict=True)}
+        # each pool record's keys by position (the key cache's ``Keys`` decodes them as read;
+        # keys' own cache is smaller than a big pool)
+        self._found = keyer(texts, derive) if keyer is not None else derive(texts)
         # the keys whose postings are gathered (None: all of them, as when most records are
         # wanted: a bulk import's first consolidate)
         self._covered = None if wanted is None or 2 * len(wanted) > len(pool) else frozenset().union(
-            *(self._keys[i] for i in wanted if i in self._keys))
-        for i, found in enumerate(found_all):
-            for word in (found if self._covered is None else found & self._covered):
-                lists.setdefault(word, []).append(i)
-        self._lists = lists
+            *(self._found[self.position[i]] for i in wanted if i in self.position))
+        self._lists = self._gather(self._covered)  # key -> positions in the pool, ascending
         self._arrays: dict[str, object] = {}
         self._rows: dict[str, object] = {}  # key -> its dense row (``_row``)
         self._year = None
@@ -65,14 +61,24 @@ class Postings:
 
     def keys_of(self, m) -> frozenset:
         """``m``'s lookup keys, as ranking reads them (a pool record's: those the pool holds)."""
-        found = self._keys.get(m.id)
-        return keys(m.text) if found is None else found
+        i = self.position.get(m.id)
+        return keys(m.text) if i is None else self._found[i]
+
+    def _gather(self, wanted: frozenset | None) -> dict:
+        """key -> the pool positions holding it, ascending (a list, or the key cache's array),
+        for the keys in ``wanted`` (None: all)."""
+        gather = getattr(self._found, "postings", None)
+        if gather is not None and wanted is not None:  # (a bulk import's ranking reads every
+            return gather(wanted)  # record's keys anyway: they are decoded, once, below)
+        lists: dict[str, list[int]] = {}
+        for i, found in enumerate(self._found):
+            for word in (found if wanted is None else found & wanted):
+                lists.setdefault(word, []).append(i)
+        return lists
 
     def _cover(self, more: frozenset) -> None:
         """Gather the postings of keys ``more`` too (one pass over the pool's keys)."""
-        for i, m in enumerate(self.pool):
-            for word in self._keys[m.id] & more:
-                self._lists.setdefault(word, []).append(i)
+        self._lists.update(self._gather(more))
         self._covered |= more
 
     def _years(self) -> list[str]:
@@ -86,7 +92,7 @@ class Postings:
 
         found = self._arrays.get(word)
         if found is None:
-            found = self._arrays[word] = np.array(self._lists[word], dtype=np.int64)
+            found = self._arrays[word] = np.asarray(self._lists[word], dtype=np.int64)
         return found
 
     def alive(self, ids) -> object:

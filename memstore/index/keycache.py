@@ -25,6 +25,8 @@ from __future__ import annotations
 import os
 import struct
 import zlib
+from collections.abc import Sequence
+from itertools import repeat as _repeat
 from pathlib import Path
 
 from ..beliefs.frame import KEYS_VERSION
@@ -35,6 +37,8 @@ from .embcache import text_hash
 MAGIC = b"MSK1"
 _HEAD = struct.Struct("<4sIII")
 _SEP = "\x1f"
+_GATHER = 65_536  # texts whose keys ``Keys.postings`` joins at a time
+_GATHER = 65_536  # texts whose keys ``Keys.postings`` joins at a time
 
 _LOADED: dict[Path, _Read] = {}  # path -> what this process has read of it
 
@@ -81,28 +85,164 @@ class _Read:
             order = np.argsort(hashes, kind="stable")  # the first entry of a hash wins
             self.hashes, self.where = hashes[order], where[order]
 
-    def find(self, hashes: list[bytes]) -> list[frozenset | None]:
+    def locate(self, hashes: list[bytes]):
+        """Where each hash's entry lies (block << 32 | row), -1 where none: an int64 array."""
         import numpy as np
 
         if not hashes or not len(self.hashes):
-            return [None] * len(hashes)
+            return np.full(len(hashes), -1, dtype=np.int64)
         want = np.array(hashes, dtype="S16")
         pos = np.minimum(np.searchsorted(self.hashes, want), len(self.hashes) - 1)
-        hit = self.hashes[pos] == want
-        found: list[frozenset | None] = []
-        for ok, w in zip(hit.tolist(), self.where[pos].tolist(), strict=True):
-            if not ok:
-                found.append(None)
-                continue
-            payload, offsets, n = self.blocks[w >> 32]
-            row = w & 0xFFFFFFFF
+        return np.where(self.hashes[pos] == want, self.where[pos], -1)
+
+    def text(self, w: int) -> bytes:
+        """The keys text (UTF-8, joined by U+001F) of the entry at ``w`` (``locate``)."""
+        payload, offsets, n = self.blocks[w >> 32]
+        row = w & 0xFFFFFFFF
+        start = 16 * n + 4 * (n + 1)
+        return payload[start + int(offsets[row]):start + int(offsets[row + 1])]
+
+    def texts(self, where) -> list[bytes]:
+        """``text`` of each entry of ``where`` (an int64 array of found entries), in order."""
+        import numpy as np
+
+        out: list = [b""] * len(where)
+        block = where >> 32
+        for b in np.unique(block).tolist():
+            at = np.flatnonzero(block == b)
+            payload, offsets, n = self.blocks[b]
+            rows = where[at] & 0xFFFFFFFF
             start = 16 * n + 4 * (n + 1)
-            text = payload[start + int(offsets[row]):start + int(offsets[row + 1])]
-            try:
-                found.append(frozenset(text.decode().split(_SEP)) if text else frozenset())
-            except UnicodeDecodeError:  # (the CRC held: written so by hand) derived again
-                found.append(None)
+            lo = (offsets[rows].astype(np.int64) + start).tolist()
+            hi = (offsets[rows + 1].astype(np.int64) + start).tolist()
+            for i, a, z in zip(at.tolist(), lo, hi, strict=True):
+                out[i] = payload[a:z]
+        return out
+
+    def find(self, hashes: list[bytes]) -> list[frozenset | None]:
+        found: list[frozenset | None] = []
+        for w in self.locate(hashes).tolist():
+            found.append(None if w < 0 else _decoded(self.text(w)))
         return found
+
+
+def _decoded(text: bytes) -> frozenset | None:
+    try:
+        return frozenset(text.decode().split(_SEP)) if text else frozenset()
+    except UnicodeDecodeError:  # (the CRC held: written so by hand) derived again
+        return None
+
+
+class Keys(Sequence):
+    """What ``KeyCache.keys`` hands back: each text's keys, a frozenset, in the texts' order.
+    A text the file holds is decoded when it is read, and ``postings`` gathers which texts
+    hold which keys without building a set per text (a night's consolidate reads the keys
+    of 342,000 pool texts to gather the postings of the day's 733 keys: decoding them one by
+    one was 2 s at a million)."""
+
+    def __init__(self, read: _Read, where, fresh: dict[int, frozenset], texts: list[str], derive):
+        self._read, self._where, self._fresh = read, where, fresh  # fresh: the derived ones
+        self._texts, self._derive = texts, derive
+        self._got: dict[int, frozenset] = {}  # decoded once read (a bulk import reads them all, often)
+
+    def _bad(self, i: int) -> frozenset:
+        """A text whose keys in the file do not decode (written so by hand: the CRC held):
+        derived again, as if the file lacked it."""
+        found = self._fresh[i] = next(iter(self._derive([self._texts[i]])))
+        return found
+
+    def __len__(self) -> int:
+        return len(self._where)
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(len(self)))]
+        i = i if i >= 0 else i + len(self)
+        if not 0 <= i < len(self):
+            raise IndexError(i)
+        found = self._fresh.get(i)
+        if found is None:
+            found = self._got.get(i)
+        if found is None:
+            found = _decoded(self._read.text(int(self._where[i])))
+            if found is None:
+                return self._bad(i)
+            self._got[i] = found
+        return found
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, Sequence) and list(self) == list(other)
+
+    __hash__ = None
+
+    def postings(self, wanted: frozenset | None) -> dict[str, object]:
+        """key -> the positions of the texts holding it (an ascending int64 array), for the
+        keys in ``wanted`` (None: every key); the same lists as reading each text's keys."""
+        import numpy as np
+
+        where = self._where.copy()
+        where[list(self._fresh)] = -1
+        hit = np.flatnonzero(where >= 0)
+        lists: dict[str, list] = {}  # key -> position arrays, in position order
+        for at in range(0, len(hit), _GATHER):
+            part = hit[at:at + _GATHER]
+            texts = self._read.texts(where[part])
+            try:  # (U+001F is ASCII: the joined text decodes if and only if every text does)
+                raw = b"\x1f".join(texts)
+                joined = raw.decode()
+            except UnicodeDecodeError:
+                joined = None
+            if joined is None:  # a text written by hand: each on its own, as ``find``
+                for i, text in zip(part.tolist(), texts, strict=True):
+                    found = _decoded(text)
+                    if found is None:
+                        self._bad(i)  # (gathered with the derived ones, below)
+                        continue
+                    for word in (found if wanted is None else found & wanted):
+                        lists.setdefault(word, []).append(np.array([i], dtype=np.int64))
+                continue
+            words = joined.split(_SEP)
+            # each text's words: the separators within it, plus one (an empty text has none)
+            sizes = np.fromiter(map(len, texts), dtype=np.int64, count=len(texts))
+            starts = np.cumsum(sizes + 1) - sizes - 1
+            seps = np.concatenate([[0], np.cumsum(np.frombuffer(raw, dtype=np.uint8) == 0x1F)])
+            counts = np.where(sizes > 0, seps[starts + sizes] - seps[starts] + 1, 0)
+            if len(words) != int(counts.sum()):  # an empty text makes one empty word: drop them
+                words = [w for t, w in zip(_owners(counts, texts), words, strict=True) if t]
+            owner = np.repeat(part, counts)
+            ids: dict[str, int] = {}
+            if wanted is None:
+                code = np.fromiter((ids.setdefault(w, len(ids)) for w in words), dtype=np.int64, count=len(words))
+            else:
+                ids = {w: j for j, w in enumerate(sorted(wanted))}
+                code = np.fromiter(map(ids.get, words, _repeat(-1)), dtype=np.int64, count=len(words))
+                keep = code >= 0
+                code, owner = code[keep], owner[keep]
+            order = np.argsort(code, kind="stable")  # (each key's positions stay ascending)
+            code, owner = code[order], owner[order]
+            cuts = np.flatnonzero(np.diff(code)) + 1
+            names = list(ids)
+            for codes_, owners in zip(np.split(code, cuts), np.split(owner, cuts), strict=True):
+                if len(codes_):
+                    lists.setdefault(names[int(codes_[0])], []).append(owners)
+        for i in sorted(self._fresh):
+            found = self._fresh[i]
+            for word in (found if wanted is None else found & wanted):
+                lists.setdefault(word, []).append(np.array([i], dtype=np.int64))
+        out = {}
+        for word, parts in lists.items():
+            a = parts[0] if len(parts) == 1 else np.concatenate(parts)
+            out[word] = a if bool((a[1:] > a[:-1]).all()) else np.sort(a)
+        return out
+
+
+def _owners(counts, texts):
+    """Per word of the joined texts: whether it belongs to a non-empty text."""
+    for n, t in zip(counts.tolist(), texts, strict=True):
+        if t:
+            yield from [True] * n
+        else:
+            yield False
 
 
 def _block(hashes: list[bytes], sets: list[frozenset]) -> bytes:
@@ -139,29 +279,31 @@ class KeyCache:
                 pass
         return found
 
-    def keys(self, texts: list[str], derive) -> list[frozenset]:
+    def keys(self, texts: list[str], derive) -> Sequence[frozenset]:
+        """Each text's keys (a ``Keys``; a list where there is no file): read from the file,
+        those it lacks from ``derive(texts)``, then appended."""
         if self.path is None:
             return list(derive(texts))
+        import numpy as np
+
         hashes = [text_hash(t) for t in texts]
-        found = self._read().find(hashes)
+        read = self._read()
+        where = read.locate(hashes)
+        missing = np.flatnonzero(where < 0).tolist()
         todo: dict[bytes, int] = {}  # a text asked for twice is derived once
-        for i, f in enumerate(found):
-            if f is None:
-                todo.setdefault(hashes[i], i)
+        for i in missing:
+            todo.setdefault(hashes[i], i)
+        fresh: dict[int, frozenset] = {}
         if todo:
-            fresh = list(derive([texts[i] for i in todo.values()]))
-            for i, keys in zip(todo.values(), fresh, strict=True):
-                found[i] = keys
-            keep = [(h, k) for h, k in zip(todo, fresh, strict=True) if not any(_SEP in w for w in k)]
+            derived = dict(zip(todo, derive([texts[i] for i in todo.values()]), strict=True))
+            keep = [(h, k) for h, k in derived.items() if not any(_SEP in w for w in k)]
             if keep:
                 try:
                     self._append([h for h, _ in keep], [k for _, k in keep])
                 except (OSError, StoreError):  # a full disk, an unwritable cache: derived again next time
                     pass
-            for i, f in enumerate(found):
-                if f is None:
-                    found[i] = found[todo[hashes[i]]]
-        return found
+            fresh = {i: derived[hashes[i]] for i in missing}
+        return Keys(read, where, fresh, texts, derive)
 
     def _append(self, hashes: list[bytes], sets: list[frozenset]) -> None:
         import fcntl
