@@ -38,7 +38,6 @@ MAGIC = b"MSK1"
 _HEAD = struct.Struct("<4sIII")
 _SEP = "\x1f"
 _GATHER = 65_536  # texts whose keys ``Keys.postings`` joins at a time
-_GATHER = 65_536  # texts whose keys ``Keys.postings`` joins at a time
 
 _LOADED: dict[Path, _Read] = {}  # path -> what this process has read of it
 
@@ -119,12 +118,6 @@ class _Read:
                 out[i] = payload[a:z]
         return out
 
-    def find(self, hashes: list[bytes]) -> list[frozenset | None]:
-        found: list[frozenset | None] = []
-        for w in self.locate(hashes).tolist():
-            found.append(None if w < 0 else _decoded(self.text(w)))
-        return found
-
 
 def _decoded(text: bytes) -> frozenset | None:
     try:
@@ -192,7 +185,7 @@ class Keys(Sequence):
                 joined = raw.decode()
             except UnicodeDecodeError:
                 joined = None
-            if joined is None:  # a text written by hand: each on its own, as ``find``
+            if joined is None:  # a text written by hand: each on its own, as ``__getitem__``
                 for i, text in zip(part.tolist(), texts, strict=True):
                     found = _decoded(text)
                     if found is None:
