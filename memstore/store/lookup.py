@@ -51,13 +51,21 @@ def _keyed(line: bytes, key: str) -> str | None:
 
 
 def _find(buf, token: bytes, accept) -> object:
-    """The first accepted value among the lines holding ``token`` (None: none)."""
-    pos = buf.find(token)
-    while pos >= 0:
-        value = accept(_line_at(buf, pos))
-        if value:
-            return value
-        pos = buf.find(token, pos + 1)
+    """The first accepted value among the lines holding ``token`` (None: none). Searched
+    _WINDOW bytes at a time, each window's pages handed back once searched (a remember at a
+    million memories searched its 1 GB log with every page left mapped: ~1 GB of RSS)."""
+    size, at, kept = len(buf), 0, 0
+    while at < size:
+        end = min(size, at + _WINDOW)
+        reach = min(size, end + len(token) - 1)  # (a token that starts in this window ends by here)
+        pos = buf.find(token, at, reach)
+        while pos >= 0:
+            value = accept(_line_at(buf, pos))
+            if value:
+                return value
+            pos = buf.find(token, pos + 1, reach)
+        kept = _release(buf, kept, end)
+        at = end
     return None
 
 
@@ -254,6 +262,7 @@ def _probe(buf, s: int, e: int) -> int | None:
 
 _GALLOP = 4096  # bytes: the first step past the last line found (a few lines)
 _RELEASE = 32 << 20  # bytes of a partition behind the searches kept mapped at most
+_WINDOW = 64 << 20  # bytes of a partition one substring search covers (``_find``)
 
 
 def _release(buf, start: int, end: int) -> int:
