@@ -27,15 +27,12 @@ def remember(layout: Layout, drafts: list[Draft], *, now: str, config,
     """Remember validated drafts (one, or a bulk file's, all or nothing); one decision each:
     add, reinforce (same text again), noop (same key again) or skip (a greeting)."""
     _no_policies(drafts)
-    if len(drafts) == 1:  # one write looks up its id and key only, without reading the whole log
-        d = drafts[0]
-        ids, keys = [memory_id(d.text, d.subject, d.domain)], [d.key] if d.key else []
-        known = lambda view: view.known_for(ids, keys)  # noqa: E731
-    else:
-        known = LogView.known_all
+    # the ids and keys the drafts would write, looked up in the log (none read whole)
+    ids = sorted({memory_id(d.text, d.subject, d.domain) for d in drafts})
+    keys = sorted({d.key for d in drafts if d.key})
 
     def plan(view: LogView) -> Plan:
-        decisions = decide_writes(drafts, known(view), now, config)
+        decisions = decide_writes(drafts, view.known_for(ids, keys), now, config)
         return Plan([d.event for d in decisions if d.event is not None], decisions)
 
     return commit(layout, plan, now, allow_past=allow_past, agent=agent).value

@@ -1,6 +1,7 @@
-"""A single write's lookups (``memstore.store.lookup.known_for``) search the log a window
-at a time, handing each window's pages back: a token that straddles two windows must still
-be found, and found first where it comes first."""
+"""A write's lookups (``memstore.store.lookup.known_for``) search the log a window at a
+time, handing each window's pages back: a token that straddles two windows must still be
+found, and found first where it comes first; a bulk write's one pass must find what a
+single write's search per token finds."""
 
 from __future__ import annotations
 
@@ -69,6 +70,10 @@ def test_known_for_finds_ids_and_keys_across_windows_of_a_mapped_log(tmp_path, m
     layout = Layout(store)
     for window in (mmap.PAGESIZE, 97, 1 << 26):  # (pages handed back as it goes; odd sizes; one window)
         monkeypatch.setattr(lookup, "_WINDOW", window)
-        known = lookup.known_for(layout, [*ids, "m0000000000000000"], [*(f"k{i}" for i in range(12)), "nope"])
-        assert known.ids == set(ids)
-        assert known.keys == {f"k{i}": ids[i] for i in range(12)}
+        asked_ids, asked_keys = [*ids, "m0000000000000000"], [*(f"k{i}" for i in range(12)), "nope"]
+        many = lookup.known_for(layout, asked_ids, asked_keys)  # (one pass: a bulk write's lookup)
+        for mid in asked_ids:  # and token by token, as a single write looks up
+            assert many.has_id(mid) == lookup.known_for(layout, [mid], []).has_id(mid) == (mid in ids)
+        for key in asked_keys:
+            assert many.key_id(key) == lookup.known_for(layout, [], [key]).key_id(key) == (
+                ids[int(key[1:])] if key != "nope" else None)

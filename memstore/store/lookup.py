@@ -100,7 +100,10 @@ class Known:
 
 
 def known_for(layout: Layout, ids: list[str], keys: list[str]) -> Known:
-    """Look up a few ids and keys (single writes): a substring search per token."""
+    """Which of these ids and keys the log holds: for a few (a single write), a substring
+    search per token; for more (a bulk write), one pass (``_known_many``)."""
+    if len(ids) + len(keys) > _FEW:
+        return _known_many(layout, ids, keys)
     found_ids: set[str] = set()
     found_keys: dict[str, str] = {}
     id_tokens = {mid: b'"id":"' + mid.encode() + b'"' for mid in ids}
@@ -121,31 +124,58 @@ def known_for(layout: Layout, ids: list[str], keys: list[str]) -> Known:
     return Known(found_ids, found_keys)
 
 
-def known_all(layout: Layout) -> Known:
-    """Every id and key (bulk writes): one regex pass; a line is parsed only for a key, or
-    when a write asks about an id it holds."""
+_FEW = 4  # ids and keys looked up token by token; more, in one pass over the log
+_ID_SPAN = 23  # bytes of an id token: "id":"m + 15 hex digits + "
+_KEY = b'"key":"'
+
+
+def _known_many(layout: Layout, ids: list[str], keys: list[str]) -> Known:
+    """The ids and keys of a bulk write that the log holds: one pass over each partition, a
+    window at a time, its pages handed back once read, keeping only what the write names
+    (every id and key of the log were kept, the log read whole: 1.2 GB at a million). An
+    id is a candidate where its token is first seen, confirmed when asked (``Known``); a
+    key is read from the first well-formed event that binds it."""
+    wanted_ids, wanted_keys = set(ids), set(keys)
     candidates: dict[str, tuple] = {}
-    keys: dict[str, str] = {}
+    found_keys: dict[str, str] = {}
     for path in log_files(layout):
-        data = path.read_bytes()
-        for m in _ID.finditer(data):
-            mid = m.group(1).decode()
-            if mid not in candidates:
-                start = data.rfind(b"\n", 0, m.start()) + 1
-                end = data.find(b"\n", m.end())
-                candidates[mid] = (path, start, end if end >= 0 else start)
-        if b'"key":"' not in data:
+        buf = _mapped(path)
+        if buf is None:
             continue
-        for line in data.split(b"\n"):
-            if b'"key":"' in line:
-                event = well_formed(line)
-                if event is None:
-                    continue
-                key = event.get("key") if "key" in event else (event.get("memory") or {}).get("key")
-                mid = event.get("id") or (event.get("memory") or {}).get("id")
-                if key is not None and mid:
-                    keys.setdefault(key, mid)
-    return Known(set(), keys, candidates, layout)
+        with buf:
+            size, at, kept = len(buf), 0, 0
+            while at < size:
+                end = min(size, at + _WINDOW)
+                for m in _ID.finditer(buf, at, min(size, end + _ID_SPAN - 1)) if wanted_ids else ():
+                    if m.start() >= end:
+                        break  # (the next window's)
+                    mid = m.group(1).decode()
+                    if mid in wanted_ids and mid not in candidates:
+                        start = buf.rfind(b"\n", 0, m.start()) + 1
+                        stop = buf.find(b"\n", m.end())
+                        candidates[mid] = (path, start, stop if stop >= 0 else start)
+                pos = buf.find(_KEY, at, min(size, end + len(_KEY) - 1)) if wanted_keys else -1
+                parsed = -1  # (the start of the last line parsed: a line holding two keys is parsed once)
+                while pos >= 0:
+                    start = buf.rfind(b"\n", 0, pos) + 1
+                    if start != parsed:
+                        parsed = start
+                        key, mid = _binding(_line_at(buf, pos))
+                        if key in wanted_keys and mid:
+                            found_keys.setdefault(key, mid)
+                    pos = buf.find(_KEY, pos + 1, min(size, end + len(_KEY) - 1))
+                kept = _release(buf, kept, end)
+                at = end
+    return Known(set(), found_keys, candidates, layout)
+
+
+def _binding(line: bytes) -> tuple[str | None, str | None]:
+    """(the key, the id) a well-formed event binds, or Nones."""
+    event = well_formed(line)
+    if event is None:
+        return None, None
+    key = event.get("key") if "key" in event else (event.get("memory") or {}).get("key")
+    return key, event.get("id") or (event.get("memory") or {}).get("id")
 
 
 _BLOCK = 1 << 22

@@ -23,7 +23,7 @@ from . import log as logstore
 from .fs import exclusive_lock
 from .layout import Layout
 from .log import LogReader, read_head
-from .lookup import Known, known_all, known_for
+from .lookup import Known, known_for
 
 
 # NamedTuples, not dataclasses: remember imports this module, and start-up time counts.
@@ -87,9 +87,6 @@ class LogView:
 
     def known_for(self, ids: list[str], keys: list[str]) -> Known:
         return known_for(self.layout, ids, keys)
-
-    def known_all(self) -> Known:
-        return known_all(self.layout)
 
 
 def commit(layout: Layout, plan: Callable[[LogView], Plan], now: str, *, allow_past: bool = False,
