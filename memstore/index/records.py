@@ -149,17 +149,20 @@ class RecordIndex:
             return []
         kwargs = {"order_by_field": order_by} if order_by else {}
         hits = searcher.search(query, limit, **kwargs).hits
-        found = []
         try:
-            for n, (_s, a) in enumerate(hits, 1):
-                found.append(memory_from_dict(loads(searcher.doc(a).get_first("record"))))
-                if n % _BULK == 0:
-                    self.release()
+            return [memory_from_dict(loads(doc.get_first("record"))) for doc in self._read(searcher, hits)]
         except (KeyError, TypeError, AttributeError) as exc:  # a stored record that is not one
             raise ValueError(f"a stored record cannot be read ({type(exc).__name__}: {exc})") from None
+
+    def _read(self, searcher, hits):
+        """The stored documents of ``hits`` ((score, address) pairs), in order, the mapped
+        pages handed back every _BULK documents and after the last of a bulk read."""
+        for n, (_s, a) in enumerate(hits, 1):
+            yield searcher.doc(a)
+            if n % _BULK == 0:
+                self.release()
         if len(hits) >= _BULK:
             self.release()
-        return found
 
     def release(self) -> None:
         """Hand back the pages of the index's files this process has mapped (``pages``): after
@@ -175,14 +178,7 @@ class RecordIndex:
         q = self.dimension_query(dim, [value])
         searcher = self.index.searcher()
         hits = searcher.search(q, max(self.count(q), 1)).hits
-        found = []
-        for n, (_s, a) in enumerate(hits, 1):
-            found.append(searcher.doc(a).get_first("id"))
-            if n % _BULK == 0:
-                self.release()
-        if len(hits) >= _BULK:
-            self.release()
-        return found
+        return [doc.get_first("id") for doc in self._read(searcher, hits)]
 
     def events_of(self, ids: list[str]) -> dict[str, list[int]]:
         """The seqs of the events that touched each record (``memstore.events.touched_ids``),
@@ -191,15 +187,7 @@ class RecordIndex:
             return {}
         searcher = self.index.searcher()
         hits = searcher.search(any_of(self._t, self.schema, "id", list(ids)), len(ids)).hits
-        found = {}
-        for n, (_s, a) in enumerate(hits, 1):
-            doc = searcher.doc(a)
-            found[doc.get_first("id")] = [int(q) for q in doc.get_all("ev")]
-            if n % _BULK == 0:
-                self.release()
-        if len(hits) >= _BULK:
-            self.release()
-        return found
+        return {doc.get_first("id"): [int(q) for q in doc.get_all("ev")] for doc in self._read(searcher, hits)}
 
     def all(self) -> list[Memory]:
         """Every record (for verify: O(n))."""

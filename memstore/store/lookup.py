@@ -51,22 +51,35 @@ def _keyed(line: bytes, key: str) -> str | None:
 
 
 def _find(buf, token: bytes, accept) -> object:
-    """The first accepted value among the lines holding ``token`` (None: none). Searched
-    _WINDOW bytes at a time, each window's pages handed back once searched (a remember at a
-    million memories searched its 1 GB log with every page left mapped: ~1 GB of RSS)."""
-    size, at, kept = len(buf), 0, 0
-    while at < size:
-        end = min(size, at + _WINDOW)
-        reach = min(size, end + len(token) - 1)  # (a token that starts in this window ends by here)
-        pos = buf.find(token, at, reach)
-        while pos >= 0:
+    """The first accepted value among the lines holding ``token`` (None: none), searched a
+    window at a time (``_windows``)."""
+    for at, end in _windows(buf):
+        for pos in _hits(buf, token, at, end):
             value = accept(_line_at(buf, pos))
             if value:
                 return value
-            pos = buf.find(token, pos + 1, reach)
+    return None
+
+
+def _windows(buf):
+    """(start, end) of each _WINDOW bytes of ``buf`` in order, the pages of each handed back
+    once the caller asks for the next (a remember at a million memories searched its 1 GB
+    log with every page left mapped: ~1 GB of RSS)."""
+    size, at, kept = len(buf), 0, 0
+    while at < size:
+        end = min(size, at + _WINDOW)
+        yield at, end
         kept = _release(buf, kept, end)
         at = end
-    return None
+
+
+def _hits(buf, token: bytes, at: int, end: int):
+    """Where ``token`` starts in ``buf[at:end]``, in order (one that runs past ``end`` too)."""
+    reach = min(len(buf), end + len(token) - 1)
+    pos = buf.find(token, at, reach)
+    while pos >= 0:
+        yield pos
+        pos = buf.find(token, pos + 1, reach)
 
 
 class Known:
@@ -143,10 +156,8 @@ def _known_many(layout: Layout, ids: list[str], keys: list[str]) -> Known:
         if buf is None:
             continue
         with buf:
-            size, at, kept = len(buf), 0, 0
-            while at < size:
-                end = min(size, at + _WINDOW)
-                for m in _ID.finditer(buf, at, min(size, end + _ID_SPAN - 1)) if wanted_ids else ():
+            for at, end in _windows(buf):
+                for m in _ID.finditer(buf, at, min(len(buf), end + _ID_SPAN - 1)) if wanted_ids else ():
                     if m.start() >= end:
                         break  # (the next window's)
                     mid = m.group(1).decode()
@@ -154,18 +165,14 @@ def _known_many(layout: Layout, ids: list[str], keys: list[str]) -> Known:
                         start = buf.rfind(b"\n", 0, m.start()) + 1
                         stop = buf.find(b"\n", m.end())
                         candidates[mid] = (path, start, stop if stop >= 0 else start)
-                pos = buf.find(_KEY, at, min(size, end + len(_KEY) - 1)) if wanted_keys else -1
                 parsed = -1  # (the start of the last line parsed: a line holding two keys is parsed once)
-                while pos >= 0:
+                for pos in _hits(buf, _KEY, at, end) if wanted_keys else ():
                     start = buf.rfind(b"\n", 0, pos) + 1
                     if start != parsed:
                         parsed = start
                         key, mid = _binding(_line_at(buf, pos))
                         if key in wanted_keys and mid:
                             found_keys.setdefault(key, mid)
-                    pos = buf.find(_KEY, pos + 1, min(size, end + len(_KEY) - 1))
-                kept = _release(buf, kept, end)
-                at = end
     return Known(set(), found_keys, candidates, layout)
 
 
@@ -292,7 +299,7 @@ def _probe(buf, s: int, e: int) -> int | None:
 
 _GALLOP = 4096  # bytes: the first step past the last line found (a few lines)
 _RELEASE = 32 << 20  # bytes of a partition behind the searches kept mapped at most
-_WINDOW = 64 << 20  # bytes of a partition one substring search covers (``_find``)
+_WINDOW = 64 << 20  # bytes of a partition searched before its pages are handed back (``_windows``)
 
 
 def _release(buf, start: int, end: int) -> int:
