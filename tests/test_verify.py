@@ -251,7 +251,7 @@ def test_a_snapshot_that_disagrees_with_the_log(ms, filled):
     state, _ = load_state(Layout(filled), use_snapshots=False)
     import pyarrow.parquet as pq
 
-    meta = json.loads(pq.read_schema(path).metadata[b"memstore"])
+    meta = json.loads(pq.read_metadata(path).metadata[b"memstore"])
     seq = meta["seq"]
     from memstore.fold import fold
     from memstore.store.log import LogReader

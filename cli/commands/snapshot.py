@@ -17,8 +17,8 @@ def run(now: NowOpt = None, json: JsonOpt = False) -> None:
     from memstore.store.snapshot import take_snapshot
 
     e = env(now)
-    path, state = take_snapshot(e.layout)
+    taken = take_snapshot(e.layout)
     if json:
-        emit_json({"path": str(path), "seq": state.seq, "rows": len(state.memories)})
+        emit_json({"path": str(taken.path), "seq": taken.seq, "rows": taken.rows})
     else:
-        note(f"{path}  seq={state.seq} rows={len(state.memories)}")
+        note(f"{taken.path}  seq={taken.seq} rows={taken.rows}")

@@ -130,9 +130,9 @@ def _snapshot(layout: Layout, now: str, cache_dir: Path | None) -> dict:
     from ..store.snapshot import take_snapshot
 
     _open(layout)
-    path, state = take_snapshot(layout)
-    return {"snapshot": Path(path).relative_to(layout.root).as_posix(), "seq": state.seq,
-            "rows": len(state.memories)}
+    taken = take_snapshot(layout)
+    return {"snapshot": Path(taken.path).relative_to(layout.root).as_posix(), "seq": taken.seq,
+            "rows": taken.rows}
 
 
 def _brief(layout: Layout, now: str, cache_dir: Path | None) -> dict:

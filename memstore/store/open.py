@@ -73,11 +73,16 @@ def load_state(layout: Layout, *, use_snapshots: bool = True, keep=None) -> tupl
 
 def by_id(table, _marks):
     """``keep`` for a caller that reads records only by id or caller key (a forget, a policy
-    added or retired, a fact superseded): no snapshot row is built up front; each record is
-    built when its id is asked for (``state.Partial``)."""
+    added or retired, a fact superseded, a snapshot taken): no snapshot row is built up
+    front but the retired abstractions, which a person's resolution in the log after the
+    snapshot brings back (``fold._reinstate`` looks for them by scanning: a record not built
+    would be missed, and read later as still retired); any other record is built when its
+    id is asked for (``state.Partial``)."""
     import numpy as np
+    import pyarrow.compute as pc
 
-    return np.zeros(table.num_rows, dtype=bool)
+    retired = pc.fill_null(table.column("retired"), False).to_numpy(zero_copy_only=False)
+    return np.asarray(retired, dtype=bool)
 
 
 @contextmanager

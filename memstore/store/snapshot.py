@@ -2,8 +2,8 @@
 
 ``snapshots/state-<seq>.parquet`` holds one row per memory; its key-value metadata
 records the format, the seq, where in the log the tail starts, the row count, a
-checksum of the rows' columns (``content_checksum``, checked on every open; each page also
-carries a CRC) and the anchor of the log line at its seq with the sizes of the partitions
+checksum of the file's bytes before its footer (``data_checksum``, checked on every open;
+each page also carries a CRC) and the anchor of the log line at its seq with the sizes of the partitions
 before it (store/anchor.py: another store's snapshot, or one of a log since
 truncated or replaced, is not used). Deleting snapshots changes no answer.
 pyarrow is imported here only (it costs ~100 ms of start-up).
@@ -15,6 +15,7 @@ import hashlib
 import io
 import os
 from pathlib import Path
+from typing import NamedTuple
 
 from ..codec import dumps, loads
 from ..model import AXES
@@ -23,8 +24,10 @@ from ..state import Partial, State
 from .fs import ensure_dir, read_regular, write_atomic
 from .layout import SNAPSHOT_NAME, Layout
 
-FORMAT = "memstore-snapshot/6"  # /2: retired; /3: rows checksum, log anchor; /4: against, author;
-# /5: agent, notes, session, turn; /6: the checksum of the columns, page CRCs
+FORMAT = "memstore-snapshot/7"  # /2: retired; /3: rows checksum, log anchor; /4: against, author;
+# /5: agent, notes, session, turn; /6: the checksum of the columns, page CRCs; /7: the checksum
+# of the file's bytes before its footer
+_COLUMNS_CHECKSUM = "memstore-snapshot/6"  # still read: its checksum is ``content_checksum``
 KEEP = 2  # older snapshots are removed after a new one is written
 
 
@@ -55,7 +58,7 @@ def rows_checksum(rows: list[dict]) -> str:
 
 
 def content_checksum(table) -> str:
-    """sha256 of the table's columns as Arrow's IPC stream writes them (its metadata left out):
+    """The checksum of format /6 (still read): sha256 of the table's columns as Arrow's IPC stream writes them (its metadata left out):
     the same for the table a write builds and the one a read gets back, whatever the Parquet
     encoding, so an edited value is caught without a dict per row (~8x cheaper). The stream
     is hashed as it is written, never held: a million rows' stream is ~0.5 GB, and its
@@ -102,10 +105,17 @@ def snapshot_files(layout: Layout) -> list[tuple[int, Path]]:
 
 def parquet_bytes(state: State, position: tuple[str, int] | None = None, anchor: dict | None = None) -> bytes:
     """The state's rows as Parquet, with the snapshot metadata attached."""
-    import pyarrow as pa
+    return _written(state, position, anchor)[0]
+
+
+def _written(state: State, position, anchor) -> tuple[bytes, int]:
+    """(``parquet_bytes``, its row count). The checksum is of the file's bytes before its
+    footer (``data_checksum``): the row group is written, its bytes hashed, then the
+    metadata added to the footer, in one pass (a write, a read back and a second write, and
+    an Arrow stream of the columns hashed, took most of a snapshot's seconds at 1M)."""
     import pyarrow.parquet as pq
 
-    table = _table(state.ordered())
+    table = state_table(state)
     meta = {
         "format": FORMAT,
         "seq": state.seq,
@@ -118,11 +128,40 @@ def parquet_bytes(state: State, position: tuple[str, int] | None = None, anchor:
         "notes": dict(sorted(state.notes.items())),
         "marks": dict(sorted(state.marks.items())),
     }
-    data = _parquet(table)
-    # the checksum of the columns as a reader gets them back (a column of nulls is built one
-    # way and read back another): the data pages do not change when the metadata is added
-    meta["checksum"] = content_checksum(pq.read_table(pa.BufferReader(data)))
-    return _parquet(table.replace_schema_metadata({b"memstore": dumps(meta)}))
+    buf = io.BytesIO()
+    with pq.ParquetWriter(buf, table.schema, compression="zstd", write_page_checksum=True) as writer:
+        writer.write_table(table)
+        with buf.getbuffer() as written:
+            meta["checksum"] = hashlib.sha256(written[:buf.tell()]).hexdigest()
+        writer.add_key_value_metadata({"memstore": dumps(meta)})
+    data = buf.getvalue()
+    if data_checksum(data) != meta["checksum"]:  # (the writer held back bytes it wrote later)
+        raise RuntimeError("the snapshot's bytes before its footer changed as the footer was written")
+    return data, table.num_rows
+
+
+def data_checksum(data) -> str | None:
+    """sha256 (hex) of a Parquet file's bytes before its footer: its magic and every column
+    chunk, page headers (with their CRCs) and pages; None when it has no Parquet footer."""
+    n = len(data)
+    if n < 12 or bytes(data[:4]) != b"PAR1" or bytes(data[-4:]) != b"PAR1":
+        return None
+    footer = int.from_bytes(data[-8:-4], "little")
+    if footer > n - 12:
+        return None
+    return hashlib.sha256(memoryview(data)[:n - 8 - footer]).hexdigest()
+
+
+def state_table(state: State):
+    """The state's rows as the snapshot's table, in canonical order (``State.ordered``). A
+    state opened partially from a snapshot (``state.Partial`` over its table, as
+    ``take_snapshot`` opens it) takes the rows of the records it did not build from that
+    table as they are, and builds rows only for those it did: the same table, without a
+    million records built and turned back into columns (most of a snapshot's time at 1M)."""
+    memories = state.memories
+    if isinstance(memories, Partial) and isinstance(memories.source, _Rows):
+        return memories.source.merged(list(memories.values()))
+    return _table(state.ordered())
 
 
 def _table(memories: list):
@@ -150,39 +189,44 @@ def _table(memories: list):
     return pa.Table.from_arrays(arrays, schema=schema)
 
 
-def _parquet(table) -> bytes:
-    import pyarrow.parquet as pq
-
-    buf = io.BytesIO()
-    pq.write_table(table, buf, compression="zstd", write_page_checksum=True)
-    return buf.getvalue()
-
-
-def write_snapshot(layout: Layout, state: State, position: tuple[str, int] | None) -> Path:
+def write_snapshot(layout: Layout, state: State, position: tuple[str, int] | None) -> tuple[Path, int]:
+    """(the snapshot written, its row count)."""
     ensure_dir(layout.snapshots_dir)
     from ..index.manifest import read_manifest
     from .anchor import anchor_for
 
     path = layout.snapshots_dir / f"state-{state.seq:012d}.parquet"
     known = [read_manifest(layout.manifest_path("records"))]  # its partition hashes are reused
-    write_atomic(path, parquet_bytes(state, position, anchor_for(layout, state.seq, known)))
+    data, rows = _written(state, position, anchor_for(layout, state.seq, known))
+    write_atomic(path, data)
     ours = [p for _seq, p in snapshot_files(layout) if p.is_file()]  # never a directory or FIFO
     for old in ours[:-KEEP]:
         old.unlink(missing_ok=True)
-    return path
+    return path, rows
 
 
-def take_snapshot(layout: Layout) -> tuple[Path, State]:
+class Taken(NamedTuple):
+    """A snapshot written: where, at which log position, and how many records it holds."""
+
+    path: Path
+    seq: int
+    rows: int
+
+
+def take_snapshot(layout: Layout) -> Taken:
     """Fold the log and write the snapshot, under the store lock: no append may land
-    between the fold and the log position recorded with it."""
+    between the fold and the log position recorded with it. From the last usable snapshot,
+    only the records the log after it touches are built (``store.open.by_id``); the other
+    rows are the old snapshot's (``state_table``)."""
     from .fs import exclusive_lock
     from .log import position_after
-    from .open import load_state
+    from .open import by_id, load_state
 
     layout.create()
     with exclusive_lock(layout.lock_path):
-        state, _ = load_state(layout)
-        return write_snapshot(layout, state, position_after(layout)), state
+        state, _ = load_state(layout, keep=by_id)
+        path, rows = write_snapshot(layout, state, position_after(layout))
+        return Taken(path, state.seq, rows)
 
 
 def read_snapshot(path: Path, keep=None) -> tuple[State, dict]:
@@ -196,10 +240,16 @@ def read_snapshot(path: Path, keep=None) -> tuple[State, dict]:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    # a FIFO or directory named like a snapshot: refused, never waited on
-    table = pq.read_table(pa.BufferReader(read_regular(path)), page_checksum_verification=True)
-    state, meta = _header(table.schema.metadata)
-    if meta.get("rows") != table.num_rows or meta.get("checksum") != content_checksum(table):
+    data = read_regular(path)  # a FIFO or directory named like a snapshot: refused, never waited on
+    file = pq.ParquetFile(pa.BufferReader(data), page_checksum_verification=True)
+    state, meta = _header(file.metadata.metadata)
+    if meta["format"] == FORMAT and meta.get("checksum") != data_checksum(data):
+        raise ValueError("its bytes do not match the checksum in its metadata")
+    table = file.read()
+    if not table.schema.equals(_schema()):  # (a footer that decodes the pages as other columns)
+        raise ValueError("its columns are not a snapshot's")
+    if meta.get("rows") != table.num_rows or (meta["format"] == _COLUMNS_CHECKSUM
+                                              and meta.get("checksum") != content_checksum(table)):
         raise ValueError("rows do not match the checksum in its metadata")
     rows = _Rows.of(table) if keep is not None else None
     if rows is not None:
@@ -242,15 +292,46 @@ class _Rows:
             raise ValueError("it holds an id twice")
         return cls(table, ids, order)
 
-    def rows_of(self, keys) -> list[int]:
+    def merged(self, built: list):
+        """The table with the rows of ``built`` (records of its ids, changed or not, and new
+        ones) in place of its own, in canonical order: (seq, id), as ``State.ordered`` sorts
+        (Arrow compares strings by their UTF-8 bytes, which order as their code points do).
+        One take of the rows, in one chunk: a table written in other chunks is cut into other
+        pages, other bytes than the fold's."""
+        import numpy as np
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        n = self.table.num_rows
+        at = self._at([m.id for m in built])
+        order = np.arange(n, dtype=np.int64)
+        order[at[at >= 0]] = n + np.flatnonzero(at >= 0)  # a record built in place of its row
+        order = np.concatenate([order, n + np.flatnonzero(at < 0)])  # and those the table lacks
+        # (cast: a list read back from Parquet names its items "element", not "item" as
+        # built, and the written file's schema says which)
+        both = pa.concat_tables([self.table.replace_schema_metadata(None).cast(_schema()), _table(built)])
+        keys = both.select(["seq", "id"]).take(order)
+        order = order[pc.sort_indices(keys, sort_keys=[("seq", "ascending"), ("id", "ascending")]).to_numpy()]
+        return both.take(order).combine_chunks()
+
+    def _at(self, keys: list):
+        """The row of each key in the table, -1 where it has none."""
         import numpy as np
 
-        keys = [k.encode() for k in keys if isinstance(k, str) and len(k) == 16 and k.isascii()]
-        if not keys or not len(self.ids):
-            return []
-        probe = np.array(keys, dtype="S16")
-        at = np.minimum(np.searchsorted(self.ids, probe), len(self.ids) - 1)
-        return sorted(self.order[at[self.ids[at] == probe]].tolist())
+        at = np.full(len(keys), -1, dtype=np.int64)
+        if not len(self.ids):
+            return at
+        ok = [i for i, k in enumerate(keys) if isinstance(k, str) and len(k) == 16 and k.isascii()]
+        if ok:
+            probe = np.array([keys[i].encode() for i in ok], dtype="S16")
+            found = np.minimum(np.searchsorted(self.ids, probe), len(self.ids) - 1)
+            hit = self.ids[found] == probe
+            at[np.array(ok)[hit]] = self.order[found[hit]]
+        return at
+
+    def rows_of(self, keys) -> list[int]:
+        at = self._at(list(keys))
+        return sorted(at[at >= 0].tolist())
 
     def take(self, rows) -> list:
         return _memories(self.table.take(rows)) if len(rows) else []
@@ -270,13 +351,13 @@ def read_header(path: Path) -> tuple[State, dict]:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    return _header(pq.read_schema(pa.BufferReader(read_regular(path))).metadata)
+    return _header(pq.read_metadata(pa.BufferReader(read_regular(path))).metadata)
 
 
 def _header(metadata) -> tuple[State, dict]:
     """(the state without records, the metadata) from a snapshot's key-value metadata, checked."""
     meta = loads((metadata or {})[b"memstore"])
-    if not isinstance(meta, dict) or meta.get("format") != FORMAT:
+    if not isinstance(meta, dict) or meta.get("format") not in (FORMAT, _COLUMNS_CHECKSUM):
         raise ValueError(f"snapshot format {meta.get('format') if isinstance(meta, dict) else None!r} "
                          f"is not this memstore's {FORMAT!r}")
     notes = meta.get("notes") or {}
