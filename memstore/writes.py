@@ -213,8 +213,13 @@ def resolve_conflict(layout: Layout, ref: str, keep: str, *, now: str, note: str
                          "resolve needs --keep new, old, both or dismiss")
 
     def plan(view: LogView) -> Plan:
-        state = view.state()
-        found = records(view.events(), state, access)
+        from .store.open import by_id, load_state
+
+        state = view.state(by_id)  # (a million records are not built for one conflict)
+        found = _conflicts_named(view.layout, state, ref, access)
+        if found is None:  # ids a scan cannot look for, or a log out of order there: the fold's
+            state = load_state(view.layout)[0]
+            found = records(view.events(), state, access)
         record = next((r for r in found if r["id"] == ref), None)
         if record is None:  # a memory's id or key: its newest conflict
             m = state.resolve(ref)
@@ -228,6 +233,44 @@ def resolve_conflict(layout: Layout, ref: str, keep: str, *, now: str, note: str
                     Resolved(record["id"], keep, True))
 
     return commit(layout, plan, now, agent=agent).value
+
+
+_PLAIN_ID = None  # re.compile(...) on first use: an id a bytes scan of the log finds as written
+
+
+def _conflicts_named(layout: Layout, state, ref: str, access) -> list[dict] | None:
+    """``conflicts.records`` of the conflicts ``ref`` can name, without reading the log into
+    events: the conflict whose id it is (found by scanning the log's bytes for the id), else
+    every conflict of the memory it names (its id or key). Every event that decides a
+    conflict's standing (its conflict, resolve and supersede events) names both sides, so
+    the events of the lines naming a side are all that record needs, in log order; its
+    sides come from ``state``. None: an ID or side that is not printable ASCII (the log's
+    JSON may spell it otherwise) or lines out of seq order (the forward read decides)."""
+    import re
+
+    from .conflicts import records
+    from .store.lookup import scanned_events
+
+    global _PLAIN_ID
+    if _PLAIN_ID is None:  # printable ASCII but the quote and the backslash: as canonical JSON spells it
+        _PLAIN_ID = re.compile(r"[ !#-\[\]-~]+")
+    if not _PLAIN_ID.fullmatch(ref):
+        return None
+    ops = ("conflict", "resolve", "supersede")
+    named = scanned_events(layout, re.escape(ref.encode()), lambda ev: ev["op"] == "conflict" and ev["id"] == ref)
+    if named is None:
+        return None
+    sides = {i for ev in named for i in (ev["old"], ev["new"])}
+    if not sides:
+        m = state.resolve(ref)
+        if m is None:
+            return []
+        sides = {m.id}
+    if not all(_PLAIN_ID.fullmatch(i) for i in sides):
+        return None
+    pattern = b"|".join(re.escape(i.encode()) for i in sorted(sides))
+    events = scanned_events(layout, pattern, lambda ev: ev["op"] in ops and (ev["old"] in sides or ev["new"] in sides))
+    return None if events is None else records(events, state, access)
 
 
 class Imported(NamedTuple):

@@ -1,0 +1,125 @@
+"""`conflicts resolve` reads only the conflicts its ID can name (issue [6/6]: a command that
+names a record costs what it reads; at a million memories a resolve folded the whole log and
+read every event: 27 s and 1.8 GB).
+
+``writes._conflicts_named`` finds the conflict by scanning the log's bytes for its id (else
+the memory the ID names, by id or key), then the events of the lines naming its sides, and
+opens the state with no snapshot row built up front. Held here to the fold (every event,
+the whole state): the same decision and the same line appended for every conflict of a
+lived store and every way to name it, every --keep, after a snapshot, with an agent's
+access, and through the fold when the ids are not plain.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+from reliability_support import make_store
+from test_reads_scale import BELIEFS, _day, _live, _run
+
+from memstore import writes
+from memstore.access import Access
+from memstore.conflicts import KEEP, records
+from memstore.store.layout import Layout
+from memstore.store.open import load_state
+from memstore.store.transaction import LogView
+
+
+@pytest.fixture(scope="module")
+def lived(tmp_path_factory) -> Path:
+    """A lived store (beliefs updated, conflicts open and settled), snapshotted on day 82."""
+    store = make_store(tmp_path_factory.mktemp("resolve") / "s")
+    _live(store, range(0, 82))
+    assert _run(store, "snapshot", "--now", _day(82))[0] == 0
+    _live(store, range(82, 100))
+    for day, text in ((100, "The VPN is on port 443"), (101, "The VPN is not on port 443 anymore")):
+        row = '{"text": "%s", "subject": "vpn", "kind": "fact", "domain": "ops"}' % text
+        assert _run(store, "remember", "--jsonl", "-", "--now", _day(day), stdin=row.encode())[0] == 0
+        assert _run(store, "consolidate", "--now", _day(day))[0] == 0
+    return store
+
+
+def _conflicts(store: Path) -> list[dict]:
+    view = LogView(Layout(store))
+    return records(view.events(), load_state(Layout(store))[0])
+
+
+def _resolved(store: Path, ref: str, keep: str, *, fold: bool, access=None, monkeypatch=None):
+    if fold:
+        monkeypatch.setattr(writes, "_conflicts_named", lambda *a: None)
+    try:
+        done = writes.resolve_conflict(Layout(store), ref, keep, now=_day(102), note="checked", access=access)
+    except Exception as exc:  # (the same refusal either way)
+        done = (type(exc).__name__, str(exc))
+    finally:
+        monkeypatch.undo()
+    last = (sorted((store / "log").iterdir())[-1]).read_bytes().rsplit(b"\n", 2)[-2]
+    return done, last
+
+
+def test_the_lived_store_has_conflicts_of_every_standing(lived):
+    standing = {r["state"] for r in _conflicts(lived)}
+    assert {"open", "superseded"} <= standing, standing
+    assert BELIEFS  # (the store's updates come from these)
+
+
+def test_every_conflict_resolves_as_the_fold_would(lived, tmp_path, monkeypatch):
+    found = _conflicts(lived)
+    assert len(found) >= 3
+    refs = []
+    for r in found:
+        refs += [(r["id"], "new"), (r["old"], "old"), (r["new"], "both")]
+    refs += [("c000000000000000", "new"), ("no-such-key", "old")]
+    for n, (ref, keep) in enumerate(refs):
+        a, b = tmp_path / f"a{n}", tmp_path / f"b{n}"
+        shutil.copytree(lived, a)
+        shutil.copytree(lived, b)
+        assert _resolved(a, ref, keep, fold=False, monkeypatch=monkeypatch) == \
+            _resolved(b, ref, keep, fold=True, monkeypatch=monkeypatch), ref
+        shutil.rmtree(a)
+        shutil.rmtree(b)
+
+
+@pytest.mark.parametrize("keep", KEEP)
+def test_resolving_twice_and_by_key_as_the_fold_would(lived, tmp_path, monkeypatch, keep):
+    (first, *_rest) = [r for r in _conflicts(lived) if r["state"] == "open"] or _conflicts(lived)
+    a, b = tmp_path / "a", tmp_path / "b"
+    shutil.copytree(lived, a)
+    shutil.copytree(lived, b)
+    for _ in range(2):  # the second time: already resolved so (nothing appended), or another way
+        assert _resolved(a, first["id"], keep, fold=False, monkeypatch=monkeypatch) == \
+            _resolved(b, first["id"], keep, fold=True, monkeypatch=monkeypatch)
+    other = "old" if keep != "old" else "new"
+    assert _resolved(a, first["new"], other, fold=False, monkeypatch=monkeypatch) == \
+        _resolved(b, first["new"], other, fold=True, monkeypatch=monkeypatch)
+    keyed = next((m for m in load_state(Layout(lived))[0].ordered() if m.key), None)
+    assert keyed is not None
+    assert _resolved(a, keyed.key, keep, fold=False, monkeypatch=monkeypatch) == \
+        _resolved(b, keyed.key, keep, fold=True, monkeypatch=monkeypatch)
+
+
+def test_an_agent_that_may_not_read_a_side_finds_no_conflict(lived, tmp_path, monkeypatch):
+    state = load_state(Layout(lived))[0]
+    r = next(r for r in _conflicts(lived) if state.memories[r["old"]].domain == "ops")
+    access = Access("coder", "r", (("r", ((state.memories[r["old"]].domain, "none"),)),))
+    for ref in (r["id"], r["new"]):
+        a, b = tmp_path / "a", tmp_path / "b"
+        shutil.copytree(lived, a)
+        shutil.copytree(lived, b)
+        got = _resolved(a, ref, "new", fold=False, access=access, monkeypatch=monkeypatch)
+        assert got == _resolved(b, ref, "new", fold=True, access=access, monkeypatch=monkeypatch)
+        assert got[0][0] == "NotFound" or got[0].conflict != r["id"]
+        shutil.rmtree(a)
+        shutil.rmtree(b)
+
+
+def test_ids_a_scan_cannot_spell_go_through_the_fold(lived):
+    state, _ = load_state(Layout(lived))
+    assert writes._conflicts_named(Layout(lived), state, 'a "quoted" key', None) is None
+    assert writes._conflicts_named(Layout(lived), state, "é" * 16, None) is None
+    assert writes._conflicts_named(Layout(lived), state, "no such key", None) == []
+    r = _conflicts(lived)[0]
+    assert writes._conflicts_named(Layout(lived), state, r["id"], None) == \
+        [c for c in _conflicts(lived) if {c["old"], c["new"]} & {r["old"], r["new"]}]
