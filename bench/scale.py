@@ -10,7 +10,8 @@ command and reports "> S s"):
   reads     every read command, its wall time, ratio to the import floor measured in the same
             run (`python -c "import typer, tantivy, numpy, usearch.index"`, as bench/recall.py),
             peak RSS; then `snapshot`.
-  snapshot  opening with and without a snapshot: `stats`, `show` and in-process load_state.
+  snapshot  opening with and without a snapshot: `stats`, `show` and in-process load_state;
+            `snapshot` from the fold, then again from the snapshot it wrote.
   nightly   the first `consolidate` after the store's bulk import (at --now) and a `snapshot`
             (the nightly cron's last step), then 1,000 new memories (`remember --jsonl`, one
             batch) a day later, then `consolidate`, `distill`, `index` and `snapshot` (from the
@@ -259,6 +260,7 @@ def snapshot_open(store: Path, env: dict, now: str, timeout: float) -> list[dict
     step(f"show {mid}, no snapshot", cli(store, "show", mid, *n))
     step("snapshot", cli(store, "snapshot", *n))
     step("load_state, snapshot + tail", [sys.executable, "-c", LOAD_STATE, str(store), "1"])
+    step("snapshot again (from the snapshot)", cli(store, "snapshot", *n))
     step("stats, after snapshot", cli(store, "stats", *n))
     step(f"show {mid}, after snapshot", cli(store, "show", mid, *n))
     return rows
