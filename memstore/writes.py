@@ -298,7 +298,13 @@ def import_rows(layout: Layout, rows: list[dict], *, name: str, now: str, config
         if kind == HISTORY:
             events = plan_history(rows, {fingerprint(ev) for ev in view.events()}, view.seq)
         else:
-            events = plan_state(rows, view.state())
+            from .state import Partial
+            from .store.open import by_id
+
+            state = view.state(by_id)  # (whether each row's record is held: its id asked for)
+            if isinstance(state.memories, Partial):
+                state.memories.build(sorted({r["id"] for r in rows}))  # (one pass, not one per row)
+            events = plan_state(rows, state)
         # original times are kept: the import writes the past by design
         at = max(ev["at"] for ev in events) if events else None
         return Plan(events, events, at=at, allow_past=True)

@@ -187,3 +187,36 @@ def test_columns_of_another_schema_are_refused(tmp_path):
     path.write_bytes(_file(table, meta))
     with pytest.raises(ValueError, match="columns are not a snapshot's"):
         read_snapshot(path)
+
+
+# --- the whole export, from the snapshot's rows ------------------------------------------
+
+@pytest.mark.parametrize("size", [1, 7, 65_536])
+def test_state_blocks_are_the_records_in_canonical_order(tmp_path, size):
+    path = tmp_path / "state.parquet"
+    path.write_bytes(parquet_bytes(_state({m.id: m for m in RECORDS})))
+    part, _meta = read_snapshot(path, keep=by_id)
+    changed = replace(RECORDS[5], text="changed")
+    part.memories[changed.id] = changed
+    new = replace(RECORDS[0], id="m" + "f" * 15, seq=len(RECORDS) + 1)
+    part.memories[new.id] = new
+    whole = _state({**{m.id: m for m in RECORDS}, changed.id: changed, new.id: new})
+    from memstore.store.snapshot import state_blocks
+
+    got = [m for block in state_blocks(part, size) for m in block]
+    assert got == whole.ordered() and got[5].text == "changed" and got[-1] == new
+    assert [m for block in state_blocks(whole, size) for m in block] == whole.ordered()
+
+
+def test_the_owners_whole_export_is_the_folds(lived, tmp_path):
+    store, bare = tmp_path / "store", tmp_path / "bare"
+    shutil.copytree(lived, store)
+    shutil.copytree(lived, bare, ignore=shutil.ignore_patterns("snapshots"))
+    for argv in ((), ("--format", "parquet")):
+        a, b = (_run(s, "export", *argv, "--now", _day(70)) for s in (store, bare))
+        assert a == b and a[0] == 0 and a[1], argv
+    for s in (store, bare):
+        assert _run(s, "export", "--output", str(s.parent / f"{s.name}.jsonl"), "--now", _day(70))[0] == 0
+    assert (tmp_path / "store.jsonl").read_bytes() == (tmp_path / "bare.jsonl").read_bytes() != b""
+    code, _out, err = _run(store, "export", "--output", str(tmp_path), "--now", _day(70))
+    assert code == 2 and err.startswith("Error: cannot write --output")

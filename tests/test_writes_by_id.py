@@ -165,3 +165,28 @@ def test_policy_list_from_the_records_index_is_the_folds(pair, tmp_path):
                     "--now", _day(70))[0] == 0
     then = listed()
     assert then[0] == then[2] == then[4] and then[1] == then[3] == then[5] and then != first
+
+
+def test_a_state_import_plans_as_the_whole_state_does(pair, tmp_path):
+    """`import` of a state export asks for each row's id (``store.open.by_id``, the rows' ids
+    built in one pass): held rows, rows only the snapshot holds, rows the log after it
+    created, a held key under another id, and new rows are told apart as the fold tells them."""
+    copies = [tmp_path / "a", tmp_path / "b"]
+    for p, c in zip(pair, copies, strict=True):
+        shutil.copytree(p, c)
+    code, out, _ = _run(copies[0], "export", "--now", _day(66))
+    assert code == 0
+    held = [json.loads(line) for line in out.splitlines()]
+    other = make_store(tmp_path / "other")
+    rows = [{"text": "Imported fact one", "key": "imported-1"}, {"text": "Imported fact two"},
+            {"text": "Ticket 3 is open somewhere else", "key": "ticket-3"}]
+    assert _run(other, "remember", "--jsonl", "-", "--now", _day(66),
+                stdin="\n".join(json.dumps(r) for r in rows).encode())[0] == 0
+    new = [json.loads(line) for line in _run(other, "export", "--now", _day(66))[1].splitlines()]
+    export = tmp_path / "state.jsonl"
+    export.write_text("".join(json.dumps(r) + "\n" for r in [held[0], held[len(held) // 2], held[-1], *new]))
+    got = [_run(c, "import", str(export), "--json", "--now", _day(67)) for c in copies]
+    assert got[0] == got[1] and got[0][0] == 0, got
+    assert json.loads(got[0][1]) == {"kind": "state", "read": 6, "imported": 2, "skipped": 4}
+    logs = [sorted((c / "log").iterdir()) for c in copies]
+    assert [f.read_bytes() for f in logs[0]] == [f.read_bytes() for f in logs[1]]

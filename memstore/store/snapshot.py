@@ -108,6 +108,22 @@ def parquet_bytes(state: State, position: tuple[str, int] | None = None, anchor:
     return _written(state, position, anchor)[0]
 
 
+def state_blocks(state: State, size: int = 65_536):
+    """The state's records in canonical order (``State.ordered``), about ``size`` at a time:
+    from ``state_table``'s rows for a state opened partially from a snapshot (the records
+    built a block at a time, each block let go before the next: a whole export at 1M does
+    not hold a million records), else from the records held."""
+    memories = state.memories
+    if isinstance(memories, Partial) and isinstance(memories.source, _Rows):
+        table = state_table(state)
+        for at in range(0, table.num_rows, size):
+            yield _memories(table.slice(at, size))
+        return
+    records = state.ordered()
+    for at in range(0, len(records), size):
+        yield records[at:at + size]
+
+
 def _written(state: State, position, anchor) -> tuple[bytes, int]:
     """(``parquet_bytes``, its row count). The checksum is of the file's bytes before its
     footer (``data_checksum``): the row group is written, its bytes hashed, then the
