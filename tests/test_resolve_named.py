@@ -12,6 +12,7 @@ access, and through the fold when the ids are not plain.
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
@@ -35,7 +36,7 @@ def lived(tmp_path_factory) -> Path:
     assert _run(store, "snapshot", "--now", _day(82))[0] == 0
     _live(store, range(82, 100))
     for day, text in ((100, "The VPN is on port 443"), (101, "The VPN is not on port 443 anymore")):
-        row = '{"text": "%s", "subject": "vpn", "kind": "fact", "domain": "ops"}' % text
+        row = json.dumps({"text": text, "subject": "vpn", "kind": "fact", "domain": "ops"})
         assert _run(store, "remember", "--jsonl", "-", "--now", _day(day), stdin=row.encode())[0] == 0
         assert _run(store, "consolidate", "--now", _day(day))[0] == 0
     return store

@@ -26,11 +26,11 @@ from test_snapshot_read import _records
 from test_structured_facts import SUMMARY_ID, with_summary
 
 from memstore.codec import dumps
+from memstore.config import load_config
 from memstore.conflicts import records as conflict_records
 from memstore.conflicts import resolve_event
 from memstore.consolidate import consolidate
 from memstore.embed import HashingEmbedder
-from memstore.config import load_config
 from memstore.state import Partial, State
 from memstore.store.open import _fold_partial, by_id
 from memstore.store.snapshot import _schema, _table, content_checksum, parquet_bytes, read_snapshot

@@ -3,8 +3,8 @@
 ``snapshots/state-<seq>.parquet`` holds one row per memory; its key-value metadata
 records the format, the seq, where in the log the tail starts, the row count, a
 checksum of the file's bytes before its footer (``data_checksum``, checked on every open;
-each page also carries a CRC) and the anchor of the log line at its seq with the sizes of the partitions
-before it (store/anchor.py: another store's snapshot, or one of a log since
+each page also carries a CRC) and the anchor of the log line at its seq with the sizes of
+the partitions before it (store/anchor.py: another store's snapshot, or one of a log since
 truncated or replaced, is not used). Deleting snapshots changes no answer.
 pyarrow is imported here only (it costs ~100 ms of start-up).
 """
@@ -58,11 +58,10 @@ def rows_checksum(rows: list[dict]) -> str:
 
 
 def content_checksum(table) -> str:
-    """The checksum of format /6 (still read): sha256 of the table's columns as Arrow's IPC stream writes them (its metadata left out):
-    the same for the table a write builds and the one a read gets back, whatever the Parquet
-    encoding, so an edited value is caught without a dict per row (~8x cheaper). The stream
-    is hashed as it is written, never held: a million rows' stream is ~0.5 GB, and its
-    allocation cost more than the hash (``bench/scale.py --only snapshot``)."""
+    """The checksum of format /6 (still read): sha256 of the table's columns as Arrow's IPC
+    stream writes them (its metadata left out), the same for the table a write builds and
+    the one a read gets back whatever the Parquet encoding. The stream is hashed as it is
+    written, never held (a million rows' stream is ~0.5 GB)."""
     import pyarrow as pa
 
     t = table.replace_schema_metadata(None).combine_chunks()
