@@ -124,3 +124,54 @@ def test_ids_a_scan_cannot_spell_go_through_the_fold(lived):
     r = _conflicts(lived)[0]
     assert writes._conflicts_named(Layout(lived), state, r["id"], None) == \
         [c for c in _conflicts(lived) if {c["old"], c["new"]} & {r["old"], r["new"]}]
+
+
+# --- harmonize: the open conflicts without the fold ----------------------------------------
+
+def _harmonized(store: Path, *argv: str, fold: bool, monkeypatch):
+    from reliability_support import cli
+
+    if fold:
+        monkeypatch.setattr(writes, "_open_conflicts", lambda *a: None)
+    try:
+        got = cli("--store", store, *argv)
+    finally:
+        monkeypatch.undo()
+    return got, [p.read_bytes() for p in sorted((store / "log").iterdir())]
+
+
+@pytest.mark.parametrize("snapshot", [False, True])
+def test_harmonize_proposes_and_applies_as_the_fold_would(tmp_path, monkeypatch, snapshot):
+    """Two agents' contradicting beliefs in two domains (test_grants' store), a third pair
+    written after the snapshot, an agent that may not read one domain; propose, apply, and
+    propose again (nothing left)."""
+    from test_grants import GRANTS, NOW, _ok
+
+    src = make_store(tmp_path / "src", GRANTS)
+    s = ("--store", str(src))
+    for agent, text, at in (("a", "The payroll pipeline uses Jenkins", "2026-06-01T10"),
+                            ("a", "Salary bands are reviewed yearly", "2026-06-01T11"),
+                            ("b", "The payroll pipeline does not use Jenkins", "2026-06-02T10"),
+                            ("b", "Salary bands are not reviewed yearly", "2026-06-02T11")):
+        domain = "eng" if "pipeline" in text else "hr"
+        _ok(*s, "--agent", agent, "remember", text, "--domain", domain, "--kind", "fact", "--subject",
+            text.split()[1], "--now", f"{at}:00:00Z")
+    _ok(*s, "consolidate", "--now", "2026-06-03T00:00:00Z")
+    if snapshot:
+        _ok(*s, "snapshot", "--now", "2026-06-03T00:00:00Z")
+    _ok(*s, "--agent", "a", "remember", "The office is in Berlin", "--domain", "ops", "--kind", "fact",
+        "--subject", "office", "--now", "2026-06-03T10:00:00Z")
+    _ok(*s, "--agent", "b", "remember", "The office is not in Berlin anymore", "--domain", "ops", "--kind",
+        "fact", "--subject", "office", "--now", "2026-06-04T10:00:00Z")
+    _ok(*s, "consolidate", "--now", "2026-06-04T12:00:00Z")
+    a, b = tmp_path / "a", tmp_path / "b"
+    shutil.copytree(src, a)
+    shutil.copytree(src, b)
+    proposed = None
+    for argv in (("harmonize", "--json"), ("--agent", "bob", "harmonize", "--json"),
+                 ("harmonize", "--apply", "--json"), ("harmonize", "--json")):
+        got = _harmonized(a, *argv, "--now", NOW, fold=False, monkeypatch=monkeypatch)
+        assert got == _harmonized(b, *argv, "--now", NOW, fold=True, monkeypatch=monkeypatch), argv
+        assert got[0][0] == 0, got[0]
+        proposed = proposed or got[0][1]
+    assert len(json.loads(proposed)["proposals"]) >= 2
