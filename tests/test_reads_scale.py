@@ -61,6 +61,15 @@ def _live(store: Path, days: range) -> None:
             assert _run(store, "recall", "friday deploy", "--now", _day(d))[0] == 0
 
 
+def _snapshotted(path: Path, snapshot: int, until: int) -> Path:
+    """A store lived through days 0 to ``until`` (``_live``), snapshotted on day ``snapshot``."""
+    store = make_store(path)
+    _live(store, range(0, snapshot))
+    assert _run(store, "snapshot", "--now", _day(snapshot))[0] == 0
+    _live(store, range(snapshot, until))
+    return store
+
+
 @pytest.fixture(scope="module")
 def stores(tmp_path_factory) -> tuple[Path, Path]:
     """(an indexed store with a tail after its index, the same store without an index)."""

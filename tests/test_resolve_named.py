@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 from reliability_support import make_store
-from test_reads_scale import BELIEFS, _day, _live, _run
+from test_reads_scale import BELIEFS, _day, _run, _snapshotted
 
 from memstore import writes
 from memstore.access import Access
@@ -31,10 +31,7 @@ from memstore.store.transaction import LogView
 @pytest.fixture(scope="module")
 def lived(tmp_path_factory) -> Path:
     """A lived store (beliefs updated, conflicts open and settled), snapshotted on day 82."""
-    store = make_store(tmp_path_factory.mktemp("resolve") / "s")
-    _live(store, range(0, 82))
-    assert _run(store, "snapshot", "--now", _day(82))[0] == 0
-    _live(store, range(82, 100))
+    store = _snapshotted(tmp_path_factory.mktemp("resolve") / "s", 82, 100)
     for day, text in ((100, "The VPN is on port 443"), (101, "The VPN is not on port 443 anymore")):
         row = json.dumps({"text": text, "subject": "vpn", "kind": "fact", "domain": "ops"})
         assert _run(store, "remember", "--jsonl", "-", "--now", _day(day), stdin=row.encode())[0] == 0

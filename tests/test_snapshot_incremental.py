@@ -20,8 +20,7 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from reliability_support import make_store
-from test_reads_scale import _day, _live, _run
+from test_reads_scale import _day, _live, _run, _snapshotted
 from test_snapshot_read import _records
 from test_structured_facts import SUMMARY_ID, with_summary
 
@@ -98,11 +97,7 @@ def test_a_resolution_after_the_snapshot_brings_back_its_retired_abstraction(tmp
 @pytest.fixture(scope="module")
 def lived(tmp_path_factory) -> Path:
     """A lived store snapshotted on day 40 and lived on (consolidated nightly) to day 70."""
-    store = make_store(tmp_path_factory.mktemp("lived") / "s")
-    _live(store, range(0, 40))
-    assert _run(store, "snapshot", "--now", _day(40))[0] == 0
-    _live(store, range(40, 70))
-    return store
+    return _snapshotted(tmp_path_factory.mktemp("lived") / "s", 40, 70)
 
 
 def test_the_cli_snapshot_from_a_snapshot_is_the_folds(lived, tmp_path):
