@@ -250,3 +250,18 @@ def test_a_damaged_cache_entry_is_embedded_again_once(tmp_path):
         assert np.array_equal(got, emb.embed(many, "passage"))
     assert asked == [many[7]]  # once: the second process reads the entry appended after it
     assert path.stat().st_size == 21 * record
+
+
+def test_index_reports_the_events_it_applied_not_its_watermark(tmp_path, monkeypatch):
+    """`index --json`'s applied_events counts the events this catch-up applied (it printed
+    the new watermark, the same number only on a first build)."""
+    monkeypatch.setenv("MEMSTORE_CACHE_DIR", str(tmp_path / "cache"))
+    store = make_store(tmp_path / "s")
+    for i, t in enumerate(texts(3)):
+        ok("--store", store, "remember", t, "--now", f"2026-06-0{i + 1}T10:00:00Z")
+    first = json.loads(cli("--store", store, "index", "--json", "--now", NOW)[1])
+    assert (first["watermark"], first["applied_events"]) == (3, 3)
+    for i, t in enumerate(texts(5)[3:]):
+        ok("--store", store, "remember", t, "--now", f"2026-06-0{i + 5}T10:00:00Z")
+    rc, out, err = cli("--store", store, "index", "--now", NOW)
+    assert rc == 0 and err.startswith("indexes at seq 5 (2 new events; 5 records"), err

@@ -337,7 +337,7 @@ def _build_with(layout: Layout, embedder, cache, progress, notify, *, rebuild: b
         rec, lex, vec = _open(paths, embedder, vpath)
         if mark and (_counts_differ(layout, rec, lex, vec) or _past(mark, rec, lex, vec)):
             raise _Rebuild
-        applied = _catch_up(layout, mark, rec, lex, vec, embedder, cache, progress)
+        caught, applied = _catch_up(layout, mark, rec, lex, vec, embedder, cache, progress)
     except BaseException as exc:
         if not (isinstance(exc, _Rebuild) or is_damage(exc)):
             raise
@@ -349,7 +349,7 @@ def _build_with(layout: Layout, embedder, cache, progress, notify, *, rebuild: b
         mark = 0
         try:
             rec, lex, vec = _open(paths, embedder, vpath)
-            applied = _catch_up(layout, mark, rec, lex, vec, embedder, cache, progress)
+            caught, applied = _catch_up(layout, mark, rec, lex, vec, embedder, cache, progress)
         except BaseException as again:
             if not is_damage(again):
                 raise
@@ -358,8 +358,8 @@ def _build_with(layout: Layout, embedder, cache, progress, notify, *, rebuild: b
         notify("memstore: index/ was damaged; rebuilt from the log")
     elif notify and why:
         notify(f"memstore: {why}; index/ rebuilt from the log")
-    if applied:
-        mark = applied
+    if caught:
+        mark = caught
         _write_manifests(layout, embedder, mark, rec, lex, vec)
     elif mark:  # nothing new: still write the columns file a store of this size lacks
         manifest = read_manifest(layout.manifest_path("records")) or {}
@@ -399,16 +399,16 @@ def refresh(ix: Indexes, layout: Layout, config, cache_dir: Path | None, *, noti
         if why is None and set(marks.values()) == {ix.watermark} and not ix.generation:
             rec, lex, vec = (ix._parts[n] for n in ("records", "lexical", "vectors"))
             try:
-                applied = _catch_up(layout, ix.watermark, rec, lex, vec, ix.embedder, ix.cache, None)
+                caught, _count = _catch_up(layout, ix.watermark, rec, lex, vec, ix.embedder, ix.cache, None)
             except BaseException as exc:
                 if not is_damage(exc):
                     raise
-                applied = -1
-            if applied > 0:
-                _write_manifests(layout, ix.embedder, applied, rec, lex, vec)
-                ix.watermark = applied
+                caught = -1
+            if caught > 0:
+                _write_manifests(layout, ix.embedder, caught, rec, lex, vec)
+                ix.watermark = caught
                 return ix
-            if applied == 0:
+            if caught == 0:
                 return ix
     return open_indexes(layout, config, cache_dir, notify=notify, embedder=ix.embedder)
 
@@ -468,18 +468,20 @@ CHUNK = 20_000  # events folded and indexed at a time: bounds memory on a large 
 # at 100k peaked at 684 MB with 50,000, 515 MB with 20,000, the log read in blocks)
 
 
-def _catch_up(layout, mark, rec, lex, vec, embedder, cache, progress) -> int:
-    """Apply the events after ``mark``; return the new watermark (0: nothing to do)."""
+def _catch_up(layout, mark, rec, lex, vec, embedder, cache, progress) -> tuple[int, int]:
+    """Apply the events after ``mark``; (the new watermark, the events applied); (0, 0):
+    nothing to do."""
     if read_head(layout).seq <= mark:
-        return 0
+        return 0, 0
     events = _after(layout, mark)
-    last = 0
+    last = count = 0
     while chunk := list(islice(events, CHUNK)):
         _apply(chunk, mark, rec, lex, vec, embedder, cache, progress)
         mark = last = chunk[-1]["seq"]
+        count += len(chunk)
     if last:
         vec.save()
-    return last
+    return last, count
 
 
 def _after(layout: Layout, mark: int) -> Iterator[dict]:
