@@ -257,7 +257,10 @@ def _conflicts_named(layout: Layout, state, ref: str, access) -> list[dict] | No
     if not _PLAIN_ID.fullmatch(ref):
         return None
     ops = ("conflict", "resolve", "supersede")
-    named = scanned_events(layout, re.escape(ref.encode()), lambda ev: ev["op"] == "conflict" and ev["id"] == ref)
+    # (the lines holding it as a whole JSON string: a short key would match most lines, each
+    # then parsed; a literal is found fastest)
+    named = scanned_events(layout, re.escape(b'"' + ref.encode() + b'"'),
+                           lambda ev: ev["op"] == "conflict" and ev["id"] == ref)
     if named is None:
         return None
     sides = {i for ev in named for i in (ev["old"], ev["new"])}
