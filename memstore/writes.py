@@ -240,8 +240,9 @@ _PLAIN_ID = None  # re.compile(...) on first use: an id a bytes scan of the log 
 
 def _conflicts_named(layout: Layout, state, ref: str, access) -> list[dict] | None:
     """``conflicts.records`` of the conflicts ``ref`` can name, without reading the log into
-    events: the conflict whose id it is (found by scanning the log's bytes for the id), else
-    every conflict of the memory it names (its id or key). Every event that decides a
+    events: the conflict whose id it is (found by scanning the log's bytes for the id), and
+    every conflict of the memory it names (its id or key), which the caller falls back to
+    when the conflict is not one the agent may see. Every event that decides a
     conflict's standing (its conflict, resolve and supersede events) names both sides, so
     the events of the lines naming a side are all that record needs, in log order; its
     sides come from ``state``. None: an ID or side that is not printable ASCII (the log's
@@ -264,11 +265,11 @@ def _conflicts_named(layout: Layout, state, ref: str, access) -> list[dict] | No
     if named is None:
         return None
     sides = {i for ev in named for i in (ev["old"], ev["new"])}
+    m = state.resolve(ref)  # (an ID that is a conflict's the agent may not see may name a memory too)
+    if m is not None:
+        sides.add(m.id)
     if not sides:
-        m = state.resolve(ref)
-        if m is None:
-            return []
-        sides = {m.id}
+        return []
     if not all(_PLAIN_ID.fullmatch(i) for i in sides):
         return None
     pattern = b"|".join(re.escape(i.encode()) for i in sorted(sides))

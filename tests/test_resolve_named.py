@@ -44,11 +44,11 @@ def _conflicts(store: Path) -> list[dict]:
     return records(view.events(), load_state(Layout(store))[0])
 
 
-def _resolved(store: Path, ref: str, keep: str, *, fold: bool, access=None, monkeypatch=None):
+def _resolved(store: Path, ref: str, keep: str, *, fold: bool, access=None, monkeypatch=None, now=None):
     if fold:
         monkeypatch.setattr(writes, "_conflicts_named", lambda *a: None)
     try:
-        done = writes.resolve_conflict(Layout(store), ref, keep, now=_day(102), note="checked", access=access)
+        done = writes.resolve_conflict(Layout(store), ref, keep, now=now or _day(102), note="checked", access=access)
     except Exception as exc:  # (the same refusal either way)
         done = (type(exc).__name__, str(exc))
     finally:
@@ -172,3 +172,35 @@ def test_harmonize_proposes_and_applies_as_the_fold_would(tmp_path, monkeypatch,
         assert got[0][0] == 0, got[0]
         proposed = proposed or got[0][1]
     assert len(json.loads(proposed)["proposals"]) >= 2
+
+
+def test_a_hidden_conflicts_id_that_is_also_a_key(tmp_path, monkeypatch):
+    """An agent may not see the conflict the ID names (hr), and a memory carries that ID as
+    its key (eng, in a conflict of its own): the memory's conflict is the one resolved, as
+    the fold finds it."""
+    from test_grants import GRANTS, NOW, _ok
+
+    src = make_store(tmp_path / "src", GRANTS)
+    s = ("--store", str(src))
+    _ok(*s, "--agent", "a", "remember", "Salary bands are reviewed yearly", "--domain", "hr", "--kind", "fact",
+        "--subject", "bands", "--now", "2026-06-01T10:00:00Z")
+    _ok(*s, "--agent", "b", "remember", "Salary bands are not reviewed yearly", "--domain", "hr", "--kind",
+        "fact", "--subject", "bands", "--now", "2026-06-02T10:00:00Z")
+    _ok(*s, "consolidate", "--now", "2026-06-02T12:00:00Z")
+    (hidden,) = [r["id"] for r in _conflicts(src)]
+    _ok(*s, "--agent", "a", "remember", "The payroll pipeline uses Jenkins", "--domain", "eng", "--kind", "fact",
+        "--subject", "ci", "--key", hidden, "--now", "2026-06-03T10:00:00Z")
+    _ok(*s, "--agent", "b", "remember", "The payroll pipeline does not use Jenkins", "--domain", "eng", "--kind",
+        "fact", "--subject", "ci", "--now", "2026-06-04T10:00:00Z")
+    _ok(*s, "consolidate", "--now", "2026-06-04T12:00:00Z")
+    assert len(_conflicts(src)) == 2
+    from memstore.access import access_for
+    from memstore.config import load_config
+
+    bob = access_for(load_config(Layout(src).read_config_text()), "bob")
+    a, b = tmp_path / "a", tmp_path / "b"
+    shutil.copytree(src, a)
+    shutil.copytree(src, b)
+    got = _resolved(a, hidden, "new", fold=False, access=bob, monkeypatch=monkeypatch, now=NOW)
+    assert got == _resolved(b, hidden, "new", fold=True, access=bob, monkeypatch=monkeypatch, now=NOW)
+    assert isinstance(got[0], writes.Resolved) and got[0].conflict != hidden, got
