@@ -67,3 +67,33 @@ def test_columns_that_do_not_match_the_fields_are_refused():
         memories_from_columns([[]] * (len(MEMORY_FIELDS) - 1))
     with pytest.raises(ValueError):
         memories_from_columns([[1]] * (len(MEMORY_FIELDS) - 1) + [[1, 2]])
+
+
+def test_list_columns_read_back_as_tuples_whatever_they_hold():
+    """``_tuples``: lists packed by their items' codes (up to four items), longer ones read
+    one by one, null lists and null items, a sliced column in several chunks, and a column
+    of too many distinct items to pack."""
+    import pyarrow as pa
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from memstore.store.snapshot import _tuples
+
+    def check(rows, cut: int = 0) -> None:
+        arr = pa.array(rows, type=pa.list_(pa.string()))
+        column = pa.chunked_array([arr[:cut], arr[cut:]], type=arr.type)
+        got = _tuples(column)
+        assert got == [tuple(r) if r else () for r in rows]
+        assert all(type(t) is tuple for t in got)
+        same = {}
+        assert all(same.setdefault(t, t) is t for t in got)  # a repeated list is one object
+
+    item = st.one_of(st.none(), st.sampled_from(["a", "b", "é", "", "2026-03"]))
+    @settings(max_examples=200, deadline=None)
+    @given(st.lists(st.one_of(st.none(), st.lists(item, max_size=7)), max_size=40), st.integers(0, 40))
+    def prop(rows, cut):
+        check(rows, min(cut, len(rows)))
+
+    prop()
+    many = [[f"m{i:015x}"] for i in range(40_000)] + [[f"m{i:015x}", "x"] for i in range(5)] + [None, []]
+    check(many, 7)

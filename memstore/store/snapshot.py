@@ -412,17 +412,54 @@ def _memories(table) -> list:
 
 def _tuples(column) -> list:
     """A list column's values as tuples, a tuple it repeats as one shared object (most lists
-    are empty, and actors and time buckets repeat)."""
+    are empty, and actors and time buckets repeat). When the column holds few distinct items,
+    each list of up to ``_PACKED`` items is told apart by its items' codes packed into one
+    integer (0: the empty list), and each distinct list is built once; longer lists are
+    read one by one (a million lists of actors or time buckets read one by one took ~1 s a
+    column)."""
     import numpy as np
     import pyarrow.compute as pc
 
     column = column.combine_chunks()
-    full = np.flatnonzero(pc.fill_null(pc.list_value_length(column), 0).to_numpy())
-    out: list = [()] * len(column)
-    shared: dict[tuple, tuple] = {}
-    for i, t in zip(full.tolist(), map(tuple, column.take(full).to_pylist()), strict=True):
-        out[i] = shared.setdefault(t, t)
+    lengths = pc.fill_null(pc.list_value_length(column), 0).to_numpy()
+    if not lengths.any():
+        return [()] * len(column)
+    coded = pc.dictionary_encode(column.flatten())
+    values = coded.dictionary.to_pylist()
+    if len(values) >= (1 << _BITS) - 1:  # (too many to pack: each list read, shared when it repeats)
+        out: list = [()] * len(column)
+        full = np.flatnonzero(lengths)
+        shared: dict[tuple, tuple] = {}
+        for i, t in zip(full.tolist(), map(tuple, column.take(full).to_pylist()), strict=True):
+            out[i] = shared.setdefault(t, t)
+        return out
+    values.append(None)  # a null item's code below
+    codes = coded.indices.fill_null(len(values) - 1).to_numpy(zero_copy_only=False).astype(np.int64) + 1
+    offsets = column.offsets.to_numpy()
+    starts = offsets[:-1] - offsets[0]
+    key = np.zeros(len(column), dtype=np.int64)
+    for k in range(_PACKED):  # item k of each list, or 0 past its end
+        has = lengths > k
+        key |= np.where(has, codes[np.where(has, starts + k, 0)] if len(codes) else 0, 0) << (_BITS * k)
+    distinct, inverse = np.unique(key, return_inverse=True)
+    made = []
+    for packed in distinct.tolist():
+        items = []
+        while packed:
+            items.append(values[(packed & ((1 << _BITS) - 1)) - 1])
+            packed >>= _BITS
+        made.append(tuple(items))
+    out = list(map(made.__getitem__, inverse.tolist()))
+    long = np.flatnonzero(lengths > _PACKED)  # (their keys held their first items only)
+    if len(long):
+        shared = {}
+        for i, t in zip(long.tolist(), map(tuple, column.take(long).to_pylist()), strict=True):
+            out[i] = shared.setdefault(t, t)
     return out
+
+
+_PACKED = 4  # items of a list told apart by one packed integer (``_tuples``)
+_BITS = 15  # bits of an item's code in it: 4 x 15 < 63
 
 
 def _values(column) -> list:
