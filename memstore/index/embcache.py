@@ -60,6 +60,8 @@ class EmbeddingCache:
         if size < found.read:  # deleted or replaced since: read it afresh
             found = _LOADED[self.path] = _Found()
         rec = self._rec()
+        if found.read == 0 and size:
+            _Sidecar(self.path).load(found, rec.itemsize, size)
         if size > found.read:
             first, parts = found.read // rec.itemsize, []
             with open(self.path, "rb") as fh:
@@ -73,6 +75,8 @@ class EmbeddingCache:
             if parts:  # merged in once: a merge per block copied the whole index each time
                 new = np.concatenate(parts)
                 found.add(new, first + np.arange(len(new), dtype=np.int64))
+                if len(new) >= _SIDECAR_AFTER:
+                    _Sidecar(self.path).save(found, rec.itemsize)
         return found.rows(hashes)
 
     def _vectors(self, rows):
@@ -209,6 +213,82 @@ class _Found:
         want = np.array(hashes, dtype="S16")
         pos = np.maximum(np.searchsorted(self.hashes, want, side="right") - 1, 0)
         return np.where(self.hashes[pos] == want, self.at[pos], -1)
+
+
+_SIDECAR_AFTER = 65_536  # entries read from the file that make a process write the sidecar
+
+
+class _Sidecar:
+    """``NAME.hashes`` beside a cache file ``NAME.bin``: what ``_Found`` holds of its first N
+    entries (their hashes, sorted, and the entry each is at), so that a process reads 24
+    bytes an entry instead of the file's every entry (1,040 bytes each at 256 dimensions: a
+    gigabyte at a million, read by every night's `consolidate` and `index`). A cache of a
+    cache: checked as it is read (its own sha256, the entry size, the file at least as long
+    as it says, and 64 of its entries spread over the file read back from the file itself)
+    and passed over when anything disagrees (the file is then read as before); written
+    whole (atomically) by a process that read ``_SIDECAR_AFTER`` entries or more from the
+    file, never required. The file is append-only: an entry the sidecar names stays where
+    it was, and one whose bytes were damaged since is caught when its vector is read
+    (``embed``), as before."""
+
+    MAGIC = b"MSHASH1\n"
+    HEAD = 8 + 8 + 8 + 32  # magic, entries, entry size, sha256 of the rest
+    CHECKS = 64
+
+    def __init__(self, path: Path):
+        self.path = path.with_name(path.stem + ".hashes")
+        self.data = path
+
+    def load(self, found: _Found, itemsize: int, size: int) -> None:
+        import numpy as np
+
+        from ..store.fs import read_regular
+
+        try:
+            raw = read_regular(self.path)
+        except OSError:  # none, unreadable, or not a regular file
+            return
+        if len(raw) < self.HEAD or raw[:8] != self.MAGIC:
+            return
+        n, width = int.from_bytes(raw[8:16], "little"), int.from_bytes(raw[16:24], "little")
+        body = memoryview(raw)[self.HEAD:]
+        if (width != itemsize or len(body) != 24 * n or n * itemsize > size
+                or hashlib.sha256(body).digest() != raw[24:56]):
+            return
+        hashes = np.frombuffer(body, dtype="S16", count=n)
+        rows = np.frombuffer(body, dtype="<i8", count=n, offset=16 * n)
+        if n and (not (0 <= rows.min() and rows.max() < n) or not self._agrees(body, rows, itemsize)):
+            return
+        found.hashes, found.at, found.read = hashes, rows.astype(np.int64), n * itemsize
+
+    def _agrees(self, body, rows, itemsize: int) -> bool:
+        """Whether the file holds, at the entries of 64 places spread over the sorted hashes,
+        the hashes the sidecar gives them (their bytes compared as stored)."""
+        n = len(rows)
+        try:
+            with open(self.data, "rb") as fh:
+                for k in sorted({(j * (n - 1)) // (self.CHECKS - 1) for j in range(self.CHECKS)}):
+                    fh.seek(int(rows[k]) * itemsize)
+                    if fh.read(16) != bytes(body[16 * k:16 * k + 16]):
+                        return False
+        except OSError:
+            return False
+        return True
+
+    def save(self, found: _Found, itemsize: int) -> None:
+        import numpy as np
+
+        from ..store.fs import write_atomic
+
+        n = found.read // itemsize
+        if len(found.hashes) != n:
+            return
+        body = np.ascontiguousarray(found.hashes, dtype="S16").tobytes() + found.at.astype("<i8").tobytes()
+        head = self.MAGIC + n.to_bytes(8, "little") + itemsize.to_bytes(8, "little") + hashlib.sha256(body).digest()
+        try:
+            write_atomic(self.path, head + body)
+        except (OSError, StoreError):  # an unwritable cache: the file is read whole next time too
+            pass
 
 
 class CachedEmbedder:
