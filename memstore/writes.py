@@ -274,7 +274,7 @@ def _conflicts_named(layout: Layout, state, ref: str, access) -> list[dict] | No
         return None
     pattern = b"|".join(re.escape(i.encode()) for i in sorted(sides))
     events = scanned_events(layout, pattern, lambda ev: ev["op"] in ops and (ev["old"] in sides or ev["new"] in sides))
-    return None if events is None else records(events, _sides_built(state, events), access)
+    return None if events is None else records(events, _built(state, _sides(events)), access)
 
 
 def _in_conflict(table, marks):
@@ -304,17 +304,21 @@ def _open_conflicts(layout: Layout, state, access) -> list[dict] | None:
     ops = ("conflict", "resolve", "supersede")
     events = scanned_events(layout, rb'"op"\s*:\s*"(?:conflict|resolve|supersede)"',
                             lambda ev: ev["op"] in ops and (ev["old"] in flagged or ev["new"] in flagged))
-    return None if events is None else records(events, _sides_built(state, events), access)
+    return None if events is None else records(events, _built(state, _sides(events)), access)
 
 
-def _sides_built(state, events: list[dict]):
-    """``state`` with the records ``events`` name built in one pass over the snapshot (a
-    partial state builds one it is asked for by itself: 24,212 lookups of one row each took
-    18 s at 1M)."""
+def _sides(events: list[dict]):
+    return (i for ev in events for i in (ev["old"], ev["new"]))
+
+
+def _built(state, ids):
+    """``state`` with the records of ``ids`` built in one pass over the snapshot (a partial
+    state builds one it is asked for by itself: 24,212 lookups of one row each took 18 s
+    at 1M in harmonize)."""
     from .state import Partial
 
     if isinstance(state.memories, Partial):
-        state.memories.build(sorted({i for ev in events for i in (ev["old"], ev["new"])}))
+        state.memories.build(sorted(set(ids)))
     return state
 
 
@@ -343,13 +347,10 @@ def import_rows(layout: Layout, rows: list[dict], *, name: str, now: str, config
         if kind == HISTORY:
             events = plan_history(rows, {fingerprint(ev) for ev in view.events()}, view.seq)
         else:
-            from .state import Partial
             from .store.open import by_id
 
-            state = view.state(by_id)  # (whether each row's record is held: its id asked for)
-            if isinstance(state.memories, Partial):
-                state.memories.build(sorted({r["id"] for r in rows}))  # (one pass, not one per row)
-            events = plan_state(rows, state)
+            # (whether each row's record is held: its id asked for)
+            events = plan_state(rows, _built(view.state(by_id), (r["id"] for r in rows)))
         # original times are kept: the import writes the past by design
         at = max(ev["at"] for ev in events) if events else None
         return Plan(events, events, at=at, allow_past=True)

@@ -112,8 +112,7 @@ def state_blocks(state: State, size: int = 65_536):
     from ``state_table``'s rows for a state opened partially from a snapshot (the records
     built a block at a time, each block let go before the next: a whole export at 1M does
     not hold a million records), else from the records held."""
-    memories = state.memories
-    if isinstance(memories, Partial) and isinstance(memories.source, _Rows):
+    if _rows_of(state) is not None:
         table = state_table(state)
         for at in range(0, table.num_rows, size):
             yield _memories(table.slice(at, size))
@@ -173,10 +172,16 @@ def state_table(state: State):
     ``take_snapshot`` opens it) takes the rows of the records it did not build from that
     table as they are, and builds rows only for those it did: the same table, without a
     million records built and turned back into columns (most of a snapshot's time at 1M)."""
-    memories = state.memories
-    if isinstance(memories, Partial) and isinstance(memories.source, _Rows):
-        return memories.source.merged(list(memories.values()))
+    rows = _rows_of(state)
+    if rows is not None:
+        return rows.merged(list(state.memories.values()))
     return _table(state.ordered())
+
+
+def _rows_of(state: State) -> _Rows | None:
+    """The snapshot table a state opened partially from a snapshot builds its records from."""
+    memories = state.memories
+    return memories.source if isinstance(memories, Partial) and isinstance(memories.source, _Rows) else None
 
 
 def _table(memories: list):
@@ -426,13 +431,8 @@ def _tuples(column) -> list:
         return [()] * len(column)
     coded = pc.dictionary_encode(column.flatten())
     values = coded.dictionary.to_pylist()
-    if len(values) >= (1 << _BITS) - 1:  # (too many to pack: each list read, shared when it repeats)
-        out: list = [()] * len(column)
-        full = np.flatnonzero(lengths)
-        shared: dict[tuple, tuple] = {}
-        for i, t in zip(full.tolist(), map(tuple, column.take(full).to_pylist()), strict=True):
-            out[i] = shared.setdefault(t, t)
-        return out
+    if len(values) >= (1 << _BITS) - 1:  # (too many to pack)
+        return _read_each(column, np.flatnonzero(lengths), [()] * len(column))
     values.append(None)  # a null item's code below
     codes = coded.indices.fill_null(len(values) - 1).to_numpy(zero_copy_only=False).astype(np.int64) + 1
     offsets = column.offsets.to_numpy()
@@ -440,7 +440,7 @@ def _tuples(column) -> list:
     key = np.zeros(len(column), dtype=np.int64)
     for k in range(_PACKED):  # item k of each list, or 0 past its end
         has = lengths > k
-        key |= np.where(has, codes[np.where(has, starts + k, 0)] if len(codes) else 0, 0) << (_BITS * k)
+        key |= np.where(has, codes[np.where(has, starts + k, 0)], 0) << (_BITS * k)
     distinct, inverse = np.unique(key, return_inverse=True)
     made = []
     for packed in distinct.tolist():
@@ -450,10 +450,15 @@ def _tuples(column) -> list:
             packed >>= _BITS
         made.append(tuple(items))
     out = list(map(made.__getitem__, inverse.tolist()))
-    long = np.flatnonzero(lengths > _PACKED)  # (their keys held their first items only)
-    if len(long):
-        shared = {}
-        for i, t in zip(long.tolist(), map(tuple, column.take(long).to_pylist()), strict=True):
+    # (the keys of longer lists held their first items only)
+    return _read_each(column, np.flatnonzero(lengths > _PACKED), out)
+
+
+def _read_each(column, rows, out: list) -> list:
+    """``out`` with the lists at ``rows`` read one by one, a list that repeats one tuple."""
+    shared: dict[tuple, tuple] = {}
+    if len(rows):
+        for i, t in zip(rows.tolist(), map(tuple, column.take(rows).to_pylist()), strict=True):
             out[i] = shared.setdefault(t, t)
     return out
 
