@@ -52,12 +52,16 @@ def _data(now: str, top, policies, conflicts, pending, faded) -> dict:
     }
 
 
-def brief_current(current, now: str, config) -> dict:
+def brief_current(current, now: str, config, access=None) -> dict | None:
     """``brief_data`` of every record, from the records index and the log after it
     (``index.current``): the salience of every active record is computed over the index's
-    columns (``tally.Columns``, exact), and only what the page shows is decoded."""
+    columns (``tally.Columns``, exact), and only what the page shows is decoded. With an
+    agent's ``access``, ``brief_data`` of the records it may read (told from the lexical
+    index's domains, ``index.domains``); None when that index cannot tell (fold instead)."""
     import numpy as np
 
+    from .access import readable
+    from .index.domains import readable_rows
     from .model import LEVELS, STATUSES
     from .tally import Columns
     from .timeutil import parse_ts
@@ -65,7 +69,10 @@ def brief_current(current, now: str, config) -> dict:
     floor = config["distill"]["floor"]
     week_ago = ts_after(now, -7)
     cols = Columns(current)
-    overlay = [m for m in cols.overlay if m.recorded_at <= now]
+    allowed = readable_rows(current.layout, current.mark, current.index.count(), access, cols.seq)
+    if allowed is None:
+        return None
+    overlay = [m for m in cols.overlay if m.recorded_at <= now and readable(access, m)]
     live = [m for m in overlay if m.status == "active" and m.level != "policy"]
     scored = [(effective(m, now, config), m) for m in live]
     faded = [m for s, m in scored
@@ -73,7 +80,7 @@ def brief_current(current, now: str, config) -> dict:
     if len(cols):
         c = cols.cols
         rows = ((c["recorded"] <= int(parse_ts(now).timestamp())) & (cols.status == STATUSES.index("active"))
-                & (cols.level != LEVELS.index("policy")))
+                & (cols.level != LEVELS.index("policy")) & allowed)
         where = np.flatnonzero(rows)
         eff = cols.effective(rows, now, config)
         seqs = cols.seq[where]
@@ -92,12 +99,14 @@ def brief_current(current, now: str, config) -> dict:
     faded.sort(key=lambda m: order[m.id])
 
     pending = current.posting("outcome", "pending", lambda m: m.outcome == "pending" and m.recorded_at <= now
-                              and m.status == "active" and m.level != "policy")
-    conflicts = _open_pairs(current, now)
-    rules = current.posting("level", "policy", lambda m: m.level == "policy" and m.status == "active")
+                              and m.status == "active" and m.level != "policy" and readable(access, m))
+    conflicts = _open_pairs(current, now, access)
+    rules = current.posting("level", "policy",
+                            lambda m: m.level == "policy" and m.status == "active" and readable(access, m))
     from .state import State
 
-    evidence = current.get(sorted({i for m in rules for i in m.derived_from}))
+    evidence = {i: m for i, m in current.get(sorted({i for m in rules for i in m.derived_from})).items()
+                if readable(access, m)}
     state = State(memories={**evidence, **{m.id: m for m in rules}})
     policies = [v for v in active_policies(state) if v.policy.recorded_at <= now]
     return _data(now, scored[:TOP], policies, conflicts, pending, faded)
@@ -116,16 +125,19 @@ def _pairs(flagged, by_id) -> list[dict]:
     return pairs
 
 
-def _open_pairs(current, now: str) -> list[dict]:
+def _open_pairs(current, now: str, access=None) -> list[dict]:
     """``_pairs`` of the records index and the log after it, the records in an open conflict
     read a block at a time in creation order (53,082 of them at 1M held at once were 150
-    MB), each decoded once: a pair waits for its later side's block to fill in its text."""
+    MB), each decoded once: a pair waits for its later side's block to fill in its text.
+    With an agent's ``access``, only pairs of two records it may read."""
+    from .access import readable
+
     pairs: list[dict] = []
     waiting: dict[str, list[tuple[dict, tuple]]] = {}  # a later side's id -> its pairs
     passed: set[str] = set()  # (a side read already comes first: never the pair's later side)
 
     def fill(pair: dict, first: tuple, o: Memory | None) -> None:
-        if o is None or first >= (o.seq, o.id):
+        if o is None or first >= (o.seq, o.id) or not readable(access, o):
             pair.clear()  # (no pair: dropped below)
         else:
             pair.update(new_text=o.text, subject=o.subject or pair["subject"])
@@ -135,7 +147,7 @@ def _open_pairs(current, now: str) -> list[dict]:
             for pair, first in waiting.pop(m.id, ()):
                 fill(pair, first, m)
             passed.add(m.id)
-            if m.recorded_at > now:
+            if m.recorded_at > now or not readable(access, m):
                 continue
             for other in m.conflicts_with:
                 if other not in passed:

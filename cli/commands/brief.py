@@ -43,16 +43,18 @@ def run(
             state.memories = {i: m for i, m in state.memories.items() if readable(e.access, m)}
         return brief_data(state, e.now, e.config)
 
-    current = None
-    if e.access is None:
-        from memstore.index.current import open_current
+    from memstore.index.current import open_current
 
-        current = open_current(e.layout)
+    current = open_current(e.layout)
     if current is not None:  # the records index and the log after it: no fold
         from memstore.brief import brief_current
         from memstore.index.current import read_or_fold
 
-        data = read_or_fold(lambda: brief_current(current, e.now, e.config), fold)
+        def read() -> dict:
+            got = brief_current(current, e.now, e.config, e.access)
+            return fold() if got is None else got  # (the lexical index cannot tell the agent's records)
+
+        data = read_or_fold(read, fold)
     else:
         data = fold()
     if is_empty(data):  # a page of empty sections is noise in a morning read or a prompt
