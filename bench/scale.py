@@ -208,6 +208,7 @@ def reads(store: Path, env: dict, now: str, timeout: float, fl: dict) -> list[di
         (f"log --since {since}", cli(store, "log", "--since", since, *n), None),
         ("conflicts", cli(store, "conflicts", *n), None),
         ("brief --no-write", cli(store, "brief", "--no-write", *n), None),
+        ("--agent bench brief --no-write", cli(store, "--agent", "bench", "brief", "--no-write", *n), None),
         ('judge "Should we deploy on Friday?"', cli(store, "judge", "Should we deploy on Friday?", *n), None),
         (f"export {one or '(one record)'} {mid}", cli(store, "export", one, mid, *n) if one else None,
          "export has no one-record option"),

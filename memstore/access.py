@@ -154,8 +154,8 @@ def hidden_in(state, access: Access | None, events: list[dict]) -> frozenset[str
     return frozenset(i for i in ids if (m := state.memories.get(i)) is not None and not access.can_read(m.domain))
 
 
-_LINKS = ("derived_from", "against", "conflicts_with", "reconciled_with")
-_LINK = ("superseded_by", "merged_into", "abstracted_by")
+LINK_LISTS = ("derived_from", "against", "conflicts_with", "reconciled_with")
+LINK_FIELDS = ("superseded_by", "merged_into", "abstracted_by")
 
 
 def redacted(memory, hidden: frozenset[str]):
@@ -164,8 +164,8 @@ def redacted(memory, hidden: frozenset[str]):
     an id alone says that a record exists."""
     if not hidden:
         return memory
-    changes = {f: tuple(i for i in getattr(memory, f) if i not in hidden) for f in _LINKS}
-    changes.update({f: None for f in _LINK if getattr(memory, f) in hidden})
+    changes = {f: tuple(i for i in getattr(memory, f) if i not in hidden) for f in LINK_LISTS}
+    changes.update({f: None for f in LINK_FIELDS if getattr(memory, f) in hidden})
     return replace(memory, **changes)
 
 
@@ -178,10 +178,10 @@ def linked_ids(item) -> list[str]:
         ids = touched_ids(item)
         memory = item.get("memory")
         if isinstance(memory, dict):
-            ids += [i for f in _LINKS for i in memory.get(f) or () if isinstance(i, str)]
-            ids += [v for f in _LINK if isinstance(v := memory.get(f), str)]
+            ids += [i for f in LINK_LISTS for i in memory.get(f) or () if isinstance(i, str)]
+            ids += [v for f in LINK_FIELDS if isinstance(v := memory.get(f), str)]
         return ids
-    return [i for f in _LINKS for i in getattr(item, f)] + [v for f in _LINK if (v := getattr(item, f))]
+    return [i for f in LINK_LISTS for i in getattr(item, f)] + [v for f in LINK_FIELDS if (v := getattr(item, f))]
 
 
 def event_visible(event: dict, access: Access | None, hidden: frozenset[str]) -> bool:
@@ -207,6 +207,6 @@ def event_ids(event: dict) -> list[str]:
     ids = touched_ids(event)
     memory = event.get("memory")
     if isinstance(memory, dict):
-        ids += [i for f in _LINKS for i in memory.get(f) or () if isinstance(i, str)]
-        ids += [v for f in _LINK if isinstance(v := memory.get(f), str)]
+        ids += [i for f in LINK_LISTS for i in memory.get(f) or () if isinstance(i, str)]
+        ids += [v for f in LINK_FIELDS if isinstance(v := memory.get(f), str)]
     return ids

@@ -38,23 +38,48 @@ def _unblock(m: re.Match) -> str:
 
 def render_markdown(memories: list[Memory], now: str) -> str:
     """The state as a readable page: one section per level, then per kind."""
-    lines = [f"# memstore export ({now[:10]})", "",
-             f"{len(memories)} memories. Each line: text, then kind, status, time and id.", ""]
-    for level in LEVELS:
-        rows = [m for m in memories if m.level == level]
-        if not rows:
-            continue
-        lines += [f"## {level} ({len(rows)})", ""]
-        for kind in sorted({m.kind for m in rows}):
-            lines += [f"### {inline(kind)}", ""]
-            for m in rows:
-                if m.kind != kind:
-                    continue
-                cues = "; ".join(inline(p) for p in (m.subject, ", ".join(m.actors), m.domain) if p)
-                lines.append(f"- {inline(m.text, start=True)} — {inline(m.status)}, {inline(m.tier)}, "
-                             f"{inline(m.occurred_at)}" + (f", {cues}" if cues else "") + f" {code(m.id)}")
-            lines.append("")
-    return "\n".join(lines).rstrip("\n") + "\n"
+    def sections():
+        for level in LEVELS:
+            rows = [m for m in memories if m.level == level]
+            if rows:
+                yield level, len(rows), ((kind, [[m for m in rows if m.kind == kind]])
+                                         for kind in sorted({m.kind for m in rows}))
+
+    return "".join(markdown_page(len(memories), now, sections()))
+
+
+def markdown_page(total: int, now: str, sections):
+    """``render_markdown``'s page as pieces of text, for a page too large to hold:
+    ``sections`` gives (level, its count, (kind, its records in blocks)) in order, and
+    each block is let go once its lines are written."""
+    blank = 0  # empty lines held back: the page ends with its last non-empty line
+
+    def put(lines: list[str]) -> str:
+        nonlocal blank
+        out = []
+        for line in lines:
+            if not line:
+                blank += 1
+                continue
+            out.append("\n" * blank + line + "\n")
+            blank = 0
+        return "".join(out)
+
+    yield put([f"# memstore export ({now[:10]})", "",
+               f"{total} memories. Each line: text, then kind, status, time and id.", ""])
+    for level, count, kinds in sections:
+        yield put([f"## {level} ({count})", ""])
+        for kind, blocks in kinds:
+            yield put([f"### {inline(kind)}", ""])
+            for block in blocks:
+                yield put([_line(m) for m in block])
+            yield put([""])
+
+
+def _line(m: Memory) -> str:
+    cues = "; ".join(inline(p) for p in (m.subject, ", ".join(m.actors), m.domain) if p)
+    return (f"- {inline(m.text, start=True)} — {inline(m.status)}, {inline(m.tier)}, {inline(m.occurred_at)}"
+            + (f", {cues}" if cues else "") + f" {code(m.id)}")
 
 
 def code(value) -> str:

@@ -34,7 +34,7 @@ def run(
                                                   help="Only these records (repeatable; jsonl).")] = None,
     now: NowOpt = None,
 ) -> None:
-    from memstore.access import event_visible, hidden_ids, readable, redacted
+    from memstore.access import event_visible, hidden_ids
     from memstore.codec import dumps_line
     from memstore.store.open import load_state
     from memstore.store.transaction import LogView
@@ -52,42 +52,27 @@ def run(
         access = e.access
         hidden = hidden_ids(load_state(e.layout)[0], access) if access is not None else frozenset()
         data = b"".join(dumps_line(ev) for ev in LogView(e.layout).events() if event_visible(ev, access, hidden))
-    elif e.access is None and format in ("jsonl", "parquet"):
-        # the snapshot's rows for what the log after it did not touch (``store.open.by_id``):
-        # no million records built at once (``snapshot.state_blocks``, ``state_table``)
-        from memstore.store.open import by_id
-
-        state, _ = load_state(e.layout, keep=by_id)
-        if format == "parquet":
-            if output is None and is_tty():
-                raise UsageError("Parquet is binary; pass --output FILE or redirect stdout")
-            from memstore.store.snapshot import parquet_bytes
-
-            data = parquet_bytes(state)
-        else:
-            _write_jsonl(state, output)
-            return
     else:
-        state, _ = load_state(e.layout)
-        if e.access is not None:  # a domain the agent has no grant for is not exported to it
-            hidden = hidden_ids(state, e.access)
-            state = state.copy()
-            state.memories = {i: redacted(m, hidden) for i, m in state.memories.items() if readable(e.access, m)}
-            state.notes = {a: n for a, n in state.notes.items() if a == e.agent}
-        if format == "markdown":
-            from memstore.markdown import render_markdown
+        # the snapshot's rows for what the log after it did not touch (``store.open.by_id``),
+        # filtered and redacted for an agent as a table (``store.visible``): no million
+        # records built at once
+        from memstore.store.open import by_id
+        from memstore.store.visible import caller_table
 
-            data = render_markdown(state.ordered(), e.now).encode()
-        elif format == "jsonl":
-            from memstore.state import state_rows
-
-            data = b"".join(dumps_line(row) for row in state_rows(state))
-        else:
-            if output is None and is_tty():
-                raise UsageError("Parquet is binary; pass --output FILE or redirect stdout")
+        if format == "parquet" and output is None and is_tty():
+            raise UsageError("Parquet is binary; pass --output FILE or redirect stdout")
+        state, _ = load_state(e.layout, keep=by_id)
+        got = caller_table(state, e.access, e.agent)
+        if got is None:  # (ids the table cannot look up: the records themselves)
+            data = _folded(e, format)
+        elif format == "parquet":
             from memstore.store.snapshot import parquet_bytes
 
-            data = parquet_bytes(state)
+            table, seen = got
+            data = parquet_bytes(seen, table=table)
+        else:
+            _write_pieces(_pieces(format, *got, e.now), output)
+            return
     if output is None:
         write_bytes(data)
     else:
@@ -97,24 +82,58 @@ def run(
             raise UsageError(f"cannot write --output {output}: {exc.strerror}") from None
 
 
-def _write_jsonl(state, output: Path | None) -> None:
-    """The state's rows as JSON lines (``state.state_rows``), written a block of records at a
-    time: a whole export at 1M held a million records and a gigabyte of lines at once."""
+def _pieces(format: str, table, seen, now: str):
+    """The whole export as pieces of bytes, a block of records at a time (a whole export at
+    1M held a million records and a gigabyte of lines at once)."""
     from memstore.codec import dumps_line
     from memstore.model import memory_to_dict
-    from memstore.store.snapshot import state_blocks
+    from memstore.store.visible import blocks, markdown_sections
 
-    blocks = (b"".join(dumps_line(memory_to_dict(m)) for m in block) for block in state_blocks(state))
+    if format == "markdown":
+        from memstore.markdown import markdown_page
+
+        return (piece.encode() for piece in markdown_page(table.num_rows, now, markdown_sections(table)))
+    return (b"".join(dumps_line(memory_to_dict(m)) for m in block) for block in blocks(table))
+
+
+def _write_pieces(pieces, output: Path | None) -> None:
     if output is None:
-        for data in blocks:
+        for data in pieces:
             write_bytes(data)
         return
     try:
         with open(output, "wb") as sink:
-            for data in blocks:
+            for data in pieces:
                 sink.write(data)
     except OSError as exc:
         raise UsageError(f"cannot write --output {output}: {exc.strerror}") from None
+
+
+def _folded(e, format: str) -> bytes:
+    """The export from the whole state folded, as before tables: for a snapshot whose ids
+    are not all the 16 characters ids are (a hand-edited log's import)."""
+    from memstore.access import hidden_ids, readable, redacted
+    from memstore.codec import dumps_line
+    from memstore.store.open import load_state
+
+    state, _ = load_state(e.layout)
+    if e.access is not None:  # a domain the agent has no grant for is not exported to it
+        hidden = hidden_ids(state, e.access)
+        state = state.copy()
+        state.memories = {i: redacted(m, hidden) for i, m in state.memories.items() if readable(e.access, m)}
+        state.notes = {a: n for a, n in state.notes.items() if a == e.agent}
+        state.keys = {k: i for k, i in state.keys.items() if i not in hidden}
+    if format == "markdown":
+        from memstore.markdown import render_markdown
+
+        return render_markdown(state.ordered(), e.now).encode()
+    if format == "jsonl":
+        from memstore.state import state_rows
+
+        return b"".join(dumps_line(row) for row in state_rows(state))
+    from memstore.store.snapshot import parquet_bytes
+
+    return parquet_bytes(state)
 
 
 def _records(e, refs: list[str]) -> bytes:

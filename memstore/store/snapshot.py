@@ -102,9 +102,11 @@ def snapshot_files(layout: Layout) -> list[tuple[int, Path]]:
     return sorted(found)
 
 
-def parquet_bytes(state: State, position: tuple[str, int] | None = None, anchor: dict | None = None) -> bytes:
-    """The state's rows as Parquet, with the snapshot metadata attached."""
-    return _written(state, position, anchor)[0]
+def parquet_bytes(state: State, position: tuple[str, int] | None = None, anchor: dict | None = None,
+                  table=None) -> bytes:
+    """The state's rows as Parquet, with the snapshot metadata attached; ``table``: the rows
+    already taken (``state_table``, or a caller's share of them, ``store.visible``)."""
+    return _written(state, position, anchor, table)[0]
 
 
 def state_blocks(state: State, size: int = 65_536):
@@ -122,14 +124,14 @@ def state_blocks(state: State, size: int = 65_536):
         yield records[at:at + size]
 
 
-def _written(state: State, position, anchor) -> tuple[bytes, int]:
+def _written(state: State, position, anchor, table=None) -> tuple[bytes, int]:
     """(``parquet_bytes``, its row count). The checksum is of the file's bytes before its
     footer (``data_checksum``): the row group is written, its bytes hashed, then the
     metadata added to the footer, in one pass (a write, a read back and a second write, and
     an Arrow stream of the columns hashed, took most of a snapshot's seconds at 1M)."""
     import pyarrow.parquet as pq
 
-    table = state_table(state)
+    table = state_table(state) if table is None else table
     meta = {
         "format": FORMAT,
         "seq": state.seq,

@@ -1,0 +1,103 @@
+"""The whole `export` from the snapshot's table (issue [6/6]): an agent's records filtered by
+domain and redacted as a table (``store.visible``), markdown written a block at a time. Each
+format must be the bytes the records folded from the whole log give (``export._folded``,
+the code before tables), for the owner and for agents under grant tables that hide a
+domain, open only one, or close repo domains by their workspace name, on a store opened
+from a snapshot plus a log tail, with records that link across domains."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from reliability_support import HASHING, make_store
+from test_brief_agent import TABLES, _days
+from test_reads_scale import _day, _run
+
+FORMATS = ("jsonl", "parquet", "markdown")
+
+
+def _linked_rows(src: Path) -> list[dict]:
+    """Records that link across domains, as a hand-edited state export may: a conflict
+    between eng and hr, a policy with evidence in both, a record superseded by a hidden
+    one, and a key bound to a hidden record."""
+    texts = [("We ship on Tuesdays", "eng"), ("We never ship on Tuesdays", "repo:web/hr"),
+             ("The deploy broke invoicing", "eng"), ("The deploy broke payslips", "repo:web/hr"),
+             ("Avoid deploys before payslips", "eng"), ("Payslips go out on the 25th", "eng"),
+             ("Payslips go out on the 28th", "repo:api/hr")]
+    for n, (text, domain) in enumerate(texts):
+        body = json.dumps({"text": text, "domain": domain, "key": f"linked-{n}"}).encode()
+        assert _run(src, "remember", "--jsonl", "-", "--now", _day(n), stdin=body)[0] == 0
+    rows = {r["text"]: r for r in map(json.loads, _run(src, "export", "--now", _day(9))[1].splitlines())}
+    a, b = rows["We ship on Tuesdays"], rows["We never ship on Tuesdays"]
+    a["conflicts_with"], b["conflicts_with"] = [b["id"]], [a["id"]]
+    rows["Avoid deploys before payslips"].update(
+        level="policy", direction="mitigate", tier="long", confidence=0.8,
+        derived_from=[rows["The deploy broke invoicing"]["id"], rows["The deploy broke payslips"]["id"]])
+    old = rows["Payslips go out on the 25th"]
+    old.update(status="superseded", superseded_by=rows["Payslips go out on the 28th"]["id"])
+    return list(rows.values())
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory) -> Path:
+    base = tmp_path_factory.mktemp("exporttables")
+    src = make_store(base / "src")
+    rows = _linked_rows(src)
+    s = make_store(base / "s")
+    _days(s, range(0, 30))
+    body = "".join(json.dumps(r) + "\n" for r in rows).encode()
+    assert _run(s, "import", "-", "--now", _day(30), stdin=body)[0] == 0
+    assert _run(s, "snapshot", "--now", _day(30))[0] == 0
+    _days(s, range(31, 45))  # the log after the snapshot: new records, conflicts, reinforcements
+    for agent in ("bot", "other"):  # (only its own notes reach an agent's parquet)
+        assert _run(s, "--agent", agent, "notes", "set", f"{agent}'s own note", "--now", _day(45))[0] == 0
+    return s
+
+
+def _export(store: Path, agent: str | None, fmt: str, out: Path) -> bytes:
+    who = ("--agent", agent) if agent else ()
+    code, _stdout, err = _run(store, *who, "export", "--format", fmt, "--output", str(out), "--now", _day(46))
+    assert code == 0, err
+    return out.read_bytes()
+
+
+@pytest.mark.parametrize("table", sorted(TABLES))
+def test_the_export_from_the_table_is_the_folds(store, table, tmp_path, monkeypatch):
+    from cli.commands import export
+    from memstore.store import visible
+
+    (store / "memstore.toml").write_text(HASHING + '[agents]\nbot = "r"\n\n' + TABLES[table])
+    for agent in (None, "bot"):
+        for fmt in FORMATS:
+            with monkeypatch.context() as m:
+                m.setattr(visible, "caller_table", lambda *a: None)  # the records folded, as before
+                want = _export(store, agent, fmt, tmp_path / "want")
+            with monkeypatch.context() as m:
+                m.setattr(export, "_folded", lambda *a: pytest.fail("the export folded"))
+                m.setattr(visible, "BLOCK", 7)  # (many blocks, and kinds across them)
+                assert _export(store, agent, fmt, tmp_path / "got") == want, (agent, fmt)
+                m.setattr(visible, "BLOCK", 65_536)
+                assert _export(store, agent, fmt, tmp_path / "got") == want, (agent, fmt)
+
+
+def test_an_agent_sees_no_hidden_record_nor_a_link_to_one(store, tmp_path):
+    (store / "memstore.toml").write_text(HASHING + '[agents]\nbot = "r"\n\n[grants.r]\nhr = "none"\n')
+    owner = _export(store, None, "jsonl", tmp_path / "owner")
+    rows = [json.loads(line) for line in owner.splitlines()]
+    hidden = {r["id"] for r in rows if r["domain"] in ("repo:web/hr", "repo:api/hr")}
+    assert {"We never ship on Tuesdays", "Payslips go out on the 28th"} <= {r["text"] for r in rows if r["id"] in hidden}
+    linking = [r for r in rows if r["id"] not in hidden and hidden & {
+        *r["conflicts_with"], *r["derived_from"], r["superseded_by"]}]
+    assert {"We ship on Tuesdays", "Avoid deploys before payslips", "Payslips go out on the 25th"} <= {
+        r["text"] for r in linking}  # the conflict's eng side, the policy, the superseded record
+    for fmt in FORMATS:
+        data = _export(store, "bot", fmt, tmp_path / fmt)
+        assert [i for i in sorted(hidden) if i.encode() in data] == [], fmt
+        assert all(r["id"].encode() in data for r in linking), fmt
+    seen = {r["id"]: r for r in map(json.loads, _export(store, "bot", "jsonl", tmp_path / "j").splitlines())}
+    for r in linking:
+        got = seen[r["id"]]
+        assert (got["conflicts_with"], got["superseded_by"]) == ([], None)
+        assert len(got["derived_from"]) == len(r["derived_from"]) - sum(i in hidden for i in r["derived_from"])
