@@ -379,6 +379,27 @@ def test_a_read_only_store_with_current_indexes_can_be_read(stores, read_only):
     assert digest(ro) == before
 
 
+def test_a_read_only_store_named_by_a_relative_path_is_read(stores, read_only, monkeypatch):
+    """Its indexes are opened through a directory of links (Tantivy takes lock files beside
+    what it opens): links to a relative path dangled, and an empty index answered."""
+    _src, mount_read_only = read_only
+    ro = mount_read_only()
+    monkeypatch.chdir(ro.parent)
+    assert answers(Path(ro.name), stores["ids"]) == stores["golden"]
+    rc, out, err = run(Path(ro.name), "recall", "database choice", "--no-touch", "--json")
+    assert (rc, out, err) == (*stores["golden"][0], "")
+
+
+def test_verify_of_a_store_named_by_a_relative_path_finds_its_indexes_whole(stores, tmp_path, monkeypatch):
+    """verify opens the indexes through links too: a relative --store made it report every
+    index empty (and --repair rebuild them)."""
+    store = tmp_path / "s"
+    shutil.copytree(stores["base"], store)
+    monkeypatch.chdir(tmp_path)
+    rc, out, err = run(Path("s"), "verify")
+    assert (rc, out) == (0, "") and err.startswith("verify: s is clean ("), err
+
+
 def test_verify_reads_a_read_only_store(stores, read_only):
     _src, mount_read_only = read_only
     ro = mount_read_only()

@@ -431,6 +431,8 @@ def shadow(path: Path) -> Path:
     beside the files it opens, which a read-only store cannot hold."""
     d = tempfile.mkdtemp(prefix="memstore-ro-")
     _SHADOWS.append(d)
+    path = Path(os.path.abspath(path))  # (a link to a relative path resolves from the link's directory:
+    # `--store STORE` given relative made every link dangle, and Tantivy then opened an empty index)
     for name in os.listdir(path):
         if not name.startswith(".tantivy-"):
             os.symlink(path / name, Path(d) / name)
