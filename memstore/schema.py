@@ -237,10 +237,27 @@ def _check_created(e: dict, strict: bool, ids: bool, max_chars: int) -> None:
         check_record(memory, strict=strict, max_chars=max_chars)
     except Bad as exc:
         raise Bad(f"memory.{exc}" if isinstance(memory, dict) else str(exc)) from None
-    if (strict or ids) and e["op"] == "remember" and memory["id"] != memory_id(memory["text"], memory.get("subject"),
-                                                                      memory.get("domain")):
-        raise Bad(f"memory.id {memory['id']} does not match its text, subject and domain")
+    if strict or ids:
+        _own_id(e)
     _ids(e.get("abstracts"), "abstracts")
+
+
+def _own_id(e: dict) -> None:
+    memory = e["memory"]
+    if e["op"] == "remember" and memory["id"] != memory_id(memory["text"], memory.get("subject"), memory.get("domain")):
+        raise Bad(f"memory.id {memory['id']} does not match its text, subject and domain")
+
+
+def id_problem(e: dict) -> str | None:
+    """What ``event_problem(e, ids=True)`` adds for an event ``event_problem(e)`` passed: a
+    remembered record's id that does not match its text (verify checked every event twice)."""
+    if e["op"] not in CREATING:
+        return None
+    try:
+        _own_id(e)
+    except Bad as exc:
+        return f"{e['op']}: {exc}"
+    return None
 
 
 def _reinforce(e: dict) -> None:

@@ -47,6 +47,15 @@ def filled(ms, hstore) -> Path:
     return hstore
 
 
+@pytest.fixture(params=[None, 5], ids=["whole", "5-byte windows"])
+def window(request, monkeypatch):
+    """The log read in windows of this many bytes (lines, and a torn tail, across them)."""
+    if request.param is not None:
+        from memstore.verify import logcheck
+
+        monkeypatch.setattr(logcheck, "_WINDOW", request.param)
+
+
 def verify(ms, *args):
     return ms("verify", *args, now=LATER)
 
@@ -113,7 +122,7 @@ def test_a_store_path_that_is_a_file(cli, tmp_path):
 
 # --- the log --------------------------------------------------------------------------------
 
-def test_torn_tail_is_reported_then_quarantined_byte_for_byte(ms, filled):
+def test_torn_tail_is_reported_then_quarantined_byte_for_byte(ms, filled, window):
     n = len(log_file(filled).read_bytes().splitlines())
     with open(log_file(filled), "ab") as fh:
         fh.write(TORN)
@@ -148,7 +157,7 @@ def test_a_writer_quarantines_a_torn_tail_before_appending(ms, filled):
     assert [p.read_bytes() for p in (filled / "log" / "quarantine").iterdir()] == [TORN]
 
 
-def test_a_damaged_complete_line_is_reported_and_never_edited(ms, filled):
+def test_a_damaged_complete_line_is_reported_and_never_edited(ms, filled, window):
     shutil.rmtree(filled / "snapshots")  # their log positions would not line up any more
     lines = log_file(filled).read_bytes().splitlines(keepends=True)
     log_file(filled).write_bytes(b"".join([lines[0], b"this is not json\n", *lines[1:]]))
@@ -161,7 +170,7 @@ def test_a_damaged_complete_line_is_reported_and_never_edited(ms, filled):
     assert log_file(filled).read_bytes() == before
 
 
-def test_seq_gaps_duplicates_and_bad_fields(ms, filled):
+def test_seq_gaps_duplicates_and_bad_fields(ms, filled, window):
     shutil.rmtree(filled / "snapshots")
     shutil.rmtree(filled / "index")
     lines = log_file(filled).read_bytes().splitlines(keepends=True)

@@ -206,11 +206,11 @@ class RecordIndex:
         q = any_of(t, self.schema, "id", list(ids))
         return {m.id: m for m in self._docs(q, len(ids))}
 
-    def blocks(self, dim: str, value: str, size: int):
-        """The records under ``dim`` = ``value`` in creation order (seq, then id), about
-        ``size`` at a time: each decoded once, read by address (no search by id), with the
-        mapped pages handed back after each block."""
-        q = self.dimension_query(dim, [value])
+    def blocks(self, dim: str | None, value: str | None, size: int):
+        """The records under ``dim`` = ``value`` (every record: None) in creation order (seq,
+        then id), about ``size`` at a time: each decoded once, read by address (no search by
+        id), with the mapped pages handed back after each block."""
+        q = self._t.Query.all_query() if dim is None else self.dimension_query(dim, [value])
         searcher = self.index.searcher()
         hits = [a for _s, a in searcher.search(q, max(self.count(q), 1)).hits]
         seqs = searcher.fast_field_values("seq", hits)

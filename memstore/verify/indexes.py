@@ -52,6 +52,7 @@ def read_manifests(layout: Layout, config) -> tuple[dict[str, dict | str | None]
 
 _FOOTER_MAGIC = 1337  # Tantivy's footer: JSON {"version", "crc"}, its length (u32), this (u32)
 SAMPLE = 32  # records whose lexical document is looked up by text
+BLOCK = 8192  # records of the records index decoded at a time
 
 
 def _footer_problems(path: Path) -> list[str]:
@@ -119,20 +120,31 @@ def _contents(ix: dict, counts: dict, problems: list) -> None:
     """The records' digest; the seqs every index holds; sampled texts; vector norms."""
     import numpy as np
 
-    from ..state import State, state_rows
+    from ..model import memory_to_dict
     from ..store.snapshot import rows_checksum
 
     rec, lex, vec = ix["records"], ix["lexical"], ix["vectors"]
-    held = rec.all()
-    counts["_digest"] = rows_checksum(state_rows(State(memories={m.id: m for m in held})))
-    seqs = sorted(m.seq for m in held)
+    seqs: list[int] = []
+    originals: list[int] = []  # the seqs of the records derived from none
+
+    def rows():  # every record in canonical order, a block at a time (held at once: gigabytes at 1M)
+        for block in rec.blocks(None, None, BLOCK):
+            for m in block:
+                seqs.append(m.seq)
+                if not m.derived_from:
+                    originals.append(m.seq)
+                yield memory_to_dict(m)
+
+    counts["_digest"] = rows_checksum(rows())
+    seqs.sort()
     lex_seqs = lex.seqs(lex._t.Query.all_query(), lex.count())
     if lex_seqs != seqs:
         problems.append(("lexical", "holds other memories than the records index (seqs differ)"))
     if [int(k) for k in vec.keys] != seqs:
         problems.append(("vectors", "holds other memories than the records index (seqs differ)"))
-    originals = sorted((m for m in held if not m.derived_from), key=lambda m: m.seq)
-    for m in originals[:: max(1, len(originals) // SAMPLE)]:
+    picked = sorted(originals)[:: max(1, len(originals) // SAMPLE)]
+    sampled = rec.by_seqs(picked)
+    for m in (sampled[q] for q in picked if q in sampled):
         own = lex.term_set("seq", [m.seq])
         text = lex.text_query(m.text)
         wants = [lex.term_set("kind", [m.kind])] + ([text] if text is not None else [])

@@ -7,13 +7,16 @@ import os
 from dataclasses import dataclass, field, replace
 
 from ..fold import apply_event, known_op
-from ..schema import event_problem
-from ..state import State, state_rows
+from ..model import memory_to_dict
+from ..schema import id_problem
+from ..state import State
 from ..store.fs import temp_writer
 from ..store.layout import LOG_NAME, Layout
 from ..store.log import in_order, log_files, parsed
 from ..store.snapshot import rows_checksum
 from .report import Finding, Report
+
+_WINDOW = 1 << 25  # bytes of a partition read at a time
 
 
 @dataclass
@@ -35,7 +38,9 @@ class Fold:
 
     def _capture(self, seq: int) -> None:
         s = self.state
-        self.captured[seq] = (rows_checksum(state_rows(s)), dict(sorted(s.keys.items())), len(s.memories))
+        # (each row built as it is hashed: a million rows held at once took gigabytes)
+        self.captured[seq] = (rows_checksum(map(memory_to_dict, s.ordered())), dict(sorted(s.keys.items())),
+                              len(s.memories))
         self.marks[seq] = dict(s.marks)
 
 
@@ -71,24 +76,22 @@ def check_log(layout: Layout, fold: Fold, report: Report, now: str | None = None
     files = log_files(layout)
     report.log_files = len(files)
     first_finding = len(found)
-    read: dict[int, tuple[bytes, list[int]]] = {}  # file index -> (bytes, offset of each line)
+    # file index -> (its size, the offset of each complete line, the torn fragment's length):
+    # a partition is read a window at a time (a million-line log held whole, and split into
+    # a million lines beside it, was most of verify's memory)
+    read: dict[int, tuple[int, list[int], int]] = {}
 
     def lines():
         for index, path in enumerate(files):
+            offsets: list[int] = []
             try:
-                data = path.read_bytes()
+                with open(path, "rb") as fh:
+                    parts = _Lines(fh, offsets)
+                    for n, event, problem in parsed(parts):
+                        yield event, (index, n), problem
+                    read[index] = (parts.size, offsets, parts.tail)
             except OSError as exc:
                 found.append(Finding(path, 0, f"cannot read: {exc.strerror}", "log"))
-                continue
-            parts = data.split(b"\n")
-            parts.pop()  # b"" or a torn fragment, reported below
-            offsets, at = [], 0
-            for part in parts:
-                offsets.append(at)
-                at += len(part) + 1
-            read[index] = (data, offsets)
-            for n, event, problem in parsed(parts):
-                yield event, (index, n), problem
 
     prev = 0
     skipped: list[int] = []  # indexes into found of the skipped lines (worded once the tail is known)
@@ -103,7 +106,7 @@ def check_log(layout: Layout, fold: Fold, report: Report, now: str | None = None
         if seq != prev + 1:
             missing = f"{prev + 1}" if seq == prev + 2 else f"{prev + 1}..{seq - 1}"
             found.append(Finding(path, n, f"seq {seq} follows {prev}: event(s) {missing} are missing", "log"))
-        edited = event_problem(event, ids=True)
+        edited = id_problem(event)  # (the rest of event_problem passed as the line was read)
         if edited is not None:
             found.append(Finding(path, n, f"seq {seq}: {edited}: the line was edited after it was "
                                  "written (readers still use it)", "log"))
@@ -123,23 +126,22 @@ def check_log(layout: Layout, fold: Fold, report: Report, now: str | None = None
     for index, path in enumerate(files):
         if index not in read:
             continue
-        data, offsets = read[index]
+        size, offsets, tail = read[index]
         newest = index == len(files) - 1
         if newest and tail_from is not None:
             start = offsets[tail_from - 1]
-            rest = data[start:]
+            rest = _bytes(path, start, size)
             count = len(offsets)
             span = f"line {tail_from}" if tail_from == count else f"lines {tail_from}..{count}"
             found.append(Finding(path, tail_from, f"the log ends with damage ({span}, {len(rest)} bytes): "
                                  "writers refuse to append after it; --repair moves it to "
                                  "log/quarantine/ (the bytes are kept)", "log", "quarantine",
                                  (start, len(rest), hashlib.sha256(rest).hexdigest())))
-        elif data and not data.endswith(b"\n"):
-            tail = len(data) - (data.rfind(b"\n") + 1)
+        elif tail:
             where = "final line" if newest else "last line, before a later partition,"
             found.append(Finding(path, len(offsets) + 1, f"torn {where} ({tail} bytes, never "
                                  "acknowledged); --repair moves it to log/quarantine/", "log",
-                                 "quarantine", (len(data) - tail, tail)))
+                                 "quarantine", (size - tail, tail)))
     if future:
         path, n, seq, at = future[0]
         latest = max(f[3] for f in future)
@@ -149,6 +151,36 @@ def check_log(layout: Layout, fold: Fold, report: Report, now: str | None = None
     order = {path: i for i, path in enumerate(files)}  # in file and line order, whatever in_order held back
     found[first_finding:] = sorted(found[first_finding:], key=lambda f: (order.get(f.path, -1), f.line))
     report.head = prev
+
+
+class _Lines:
+    """The complete lines of a partition, read ``_WINDOW`` bytes at a time, each line's
+    offset appended to ``offsets`` as it is given; once read, ``size``: the bytes read, and
+    ``tail``: the length of the torn fragment after the last newline (0: none)."""
+
+    def __init__(self, fh, offsets: list[int]):
+        self.fh, self.offsets, self.size, self.tail = fh, offsets, 0, 0
+
+    def __iter__(self):
+        carry, base = b"", 0  # the bytes after the last newline so far, and where they start
+        while chunk := self.fh.read(_WINDOW):
+            data = carry + chunk
+            at, end = 0, data.rfind(b"\n") + 1
+            while at < end:
+                stop = data.index(b"\n", at)
+                self.offsets.append(base + at)
+                yield data[at:stop]
+                at = stop + 1
+            carry, base = data[end:], base + end
+        self.size, self.tail = base + len(carry), len(carry)
+
+
+def _bytes(path, start: int, end: int) -> bytes:
+    """The bytes ``start`` to ``end`` of a partition as verify read it (an append since only
+    adds bytes after ``end``)."""
+    with open(path, "rb") as fh:
+        fh.seek(start)
+        return fh.read(end - start)
 
 
 def _damaged_tail(files, read, skipped: set) -> int | None:
