@@ -10,6 +10,8 @@ command and reports "> S s"):
   reads     every read command, its wall time, ratio to the import floor measured in the same
             run (`python -c "import typer, tantivy, numpy, usearch.index"`, as bench/recall.py),
             peak RSS; then `snapshot`.
+  whole     what covers the whole store: every `export` format, an agent's export and brief
+            under grants that hide two domains, `verify`, a history `import` of 200 events.
   snapshot  opening with and without a snapshot: `stats`, `show` and in-process load_state;
             `snapshot` from the fold, then again from the snapshot it wrote.
   nightly   the first `consolidate` after the store's bulk import (at --now) and a `snapshot`
@@ -267,6 +269,58 @@ def snapshot_open(store: Path, env: dict, now: str, timeout: float) -> list[dict
     return rows
 
 
+GRANTS = '\n[agents]\nbench = "bench"\n\n[grants.bench]\neng = "none"\nsales = "none"\n'
+
+
+def whole(store: Path, env: dict, now: str, timeout: float) -> list[dict]:
+    """The commands that cover the whole store: every `export` format (to a file), an
+    agent's export and brief under grants that hide two domains, `verify`, and a history
+    `import` of 200 events (last: it writes)."""
+    n = ["--now", now]
+    out = store.parent / f"{store.name}-export"
+    rows = []
+
+    def step(label, argv):
+        r = measure(argv, env, timeout)
+        r.update(label=label, note=f"rc {r['rc']}")
+        if out.exists():
+            r["note"] += f", {out.stat().st_size / 1e6:.0f} MB written"
+            out.unlink()
+        del r["stdout_tail"]
+        rows.append(r)
+        print(f"  {label}: {fmt_wall(r, timeout)}, cpu {r['cpu_s']:.2f} s, {r['rss_mb']:.0f} MB", file=sys.stderr,
+              flush=True)
+
+    for fmt in ("jsonl", "parquet", "markdown"):
+        step(f"export --format {fmt}", cli(store, "export", "--format", fmt, "--output", str(out), *n))
+    config = store / "memstore.toml"
+    before = config.read_text()
+    config.write_text(before + GRANTS)
+    try:
+        step("--agent bench export (eng and sales hidden)", cli(store, "--agent", "bench", "export", "--output",
+                                                                str(out), *n))
+        step("--agent bench brief --no-write (eng and sales hidden)",
+             cli(store, "--agent", "bench", "brief", "--no-write", *n))
+    finally:
+        config.write_text(before)
+    step("verify", cli(store, "verify", *n))
+    source = store.parent / f"{store.name}-history-source"
+    shutil.rmtree(source, ignore_errors=True)
+    source.mkdir()
+    (source / "memstore.toml").write_text('[embedder]\nname = "hashing"\n')
+    batch = store.parent / f"{store.name}-history-batch.jsonl"
+    batch.write_text("".join(json.dumps(r) + "\n" for r in nightly_rows(200, now[:10])))
+    subprocess.run(cli(source, "remember", "--jsonl", str(batch), *n), env=env, check=True, capture_output=True)
+    history = subprocess.run(cli(source, "export", "--history", *n), env=env, check=True,
+                             capture_output=True).stdout
+    batch.write_bytes(history)
+    step("import of a 200-event history", cli(store, "import", str(batch), *n))
+    step("import of it again (all held)", cli(store, "import", str(batch), *n))
+    shutil.rmtree(source, ignore_errors=True)
+    batch.unlink()
+    return rows
+
+
 def nightly_rows(count: int, occurred: str):
     rng = random.Random(15)
     for i in range(count):
@@ -397,7 +451,8 @@ def main() -> None:
     ap.add_argument("--keep", help="stores live (or are built) here as DIR/s<N>, as bench/recall.py --keep DIR")
     ap.add_argument("--reuse", action="store_true", help="with --keep: reuse the stores there")
     ap.add_argument("--skip-build", action="store_true", help="never build: a size without a store is skipped")
-    ap.add_argument("--only", default="reads,snapshot,nightly,ingest", help="sections: reads,snapshot,nightly,ingest")
+    ap.add_argument("--only", default="reads,whole,snapshot,nightly,ingest",
+                    help="sections: reads,whole,snapshot,nightly,ingest")
     ap.add_argument("--timeout", type=float, default=600.0, help="seconds per command (reported as '> S s')")
     ap.add_argument("--json", dest="json_out", help="write every figure here")
     ap.add_argument("--now", default="auto", help="the --now of every read (auto: the day after the newest event "
@@ -412,8 +467,8 @@ def main() -> None:
     ap.add_argument("--jobs", default="1,2,all", help="ingest worker counts ('all': the machine's cores)")
     args = ap.parse_args()
     only = set(args.only.split(","))
-    if only - {"reads", "snapshot", "nightly", "ingest"}:
-        ap.error(f"--only {args.only!r}: sections are reads, snapshot, nightly, ingest")
+    if only - {"reads", "whole", "snapshot", "nightly", "ingest"}:
+        ap.error(f"--only {args.only!r}: sections are reads, whole, snapshot, nightly, ingest")
     if args.reuse and not args.keep:
         ap.error("--reuse needs --keep DIR")
     env = dict(os.environ)
@@ -476,7 +531,7 @@ def main() -> None:
             if bj.exists():
                 fig["build"] = json.loads(bj.read_text())
             work = scratch / f"s{n}"
-            if only & {"reads", "snapshot"}:
+            if only & {"reads", "whole", "snapshot"}:
                 fig["copy_s"] = copy_store(store, work)
             if "reads" in only:
                 fl = fig["floor"] = floor(env, args.floor_runs)
@@ -485,6 +540,10 @@ def main() -> None:
                       f"{fl['help_s'] * 1000:.0f} ms (medians of {args.floor_runs})", flush=True)
                 fig["reads"] = reads(work, wenv, now, args.timeout, fl)
                 table(f"reads at N={n:,} (--now {now})", fig["reads"], args.timeout, fl["floor_s"], fl["floor_cpu_s"])
+                save()
+            if "whole" in only:
+                fig["whole"] = whole(work, wenv, now, args.timeout)
+                table(f"the whole store at N={n:,} (--now {now})", fig["whole"], args.timeout)
                 save()
             if "snapshot" in only:
                 fig["snapshot"] = snapshot_open(work, wenv, now, args.timeout)

@@ -1,6 +1,6 @@
 """The whole `export` from the snapshot's table (issue [6/6]): an agent's records filtered by
 domain and redacted as a table (``store.visible``), markdown written a block at a time. Each
-format must be the bytes the records folded from the whole log give (``export._folded``,
+format must be the bytes the records folded from the whole log give (``export._from_records``,
 the code before tables), for the owner and for agents under grant tables that hide a
 domain, open only one, or close repo domains by their workspace name, on a store opened
 from a snapshot plus a log tail, with records that link across domains."""
@@ -75,7 +75,7 @@ def test_the_export_from_the_table_is_the_folds(store, table, tmp_path, monkeypa
                 m.setattr(visible, "caller_table", lambda *a: None)  # the records folded, as before
                 want = _export(store, agent, fmt, tmp_path / "want")
             with monkeypatch.context() as m:
-                m.setattr(export, "_folded", lambda *a: pytest.fail("the export folded"))
+                m.setattr(export, "_from_records", lambda *a: pytest.fail("the export built every record"))
                 m.setattr(visible, "BLOCK", 7)  # (many blocks, and kinds across them)
                 assert _export(store, agent, fmt, tmp_path / "got") == want, (agent, fmt)
                 m.setattr(visible, "BLOCK", 65_536)

@@ -57,22 +57,23 @@ def run(
         # filtered and redacted for an agent as a table (``store.visible``): no million
         # records built at once
         from memstore.store.open import by_id
+        from memstore.store.snapshot import opened_partially, parquet_bytes
         from memstore.store.visible import caller_table
 
         if format == "parquet" and output is None and is_tty():
             raise UsageError("Parquet is binary; pass --output FILE or redirect stdout")
         state, _ = load_state(e.layout, keep=by_id)
-        got = caller_table(state, e.access, e.agent)
-        if got is None:  # (ids the table cannot look up: the records themselves)
-            data = _folded(e, format)
+        partial = opened_partially(state)
+        got = caller_table(state, e.access, e.agent) if partial else None
+        if got is None:  # no snapshot (the records are built), or ids the table cannot look up
+            pieces = _from_records(load_state(e.layout)[0] if partial else state, e, format)
         elif format == "parquet":
-            from memstore.store.snapshot import parquet_bytes
-
             table, seen = got
-            data = parquet_bytes(seen, table=table)
+            pieces = [parquet_bytes(seen, table=table)]
         else:
-            _write_pieces(_pieces(format, *got, e.now), output)
-            return
+            pieces = _pieces(format, *got, e.now)
+        _write_pieces(pieces, output)
+        return
     if output is None:
         write_bytes(data)
     else:
@@ -109,14 +110,14 @@ def _write_pieces(pieces, output: Path | None) -> None:
         raise UsageError(f"cannot write --output {output}: {exc.strerror}") from None
 
 
-def _folded(e, format: str) -> bytes:
-    """The export from the whole state folded, as before tables: for a snapshot whose ids
-    are not all the 16 characters ids are (a hand-edited log's import)."""
+def _from_records(state, e, format: str):
+    """The export from the records themselves, as pieces of bytes (JSON lines a block at a
+    time): for a store without a snapshot, whose state the open folded whole."""
     from memstore.access import hidden_ids, readable, redacted
     from memstore.codec import dumps_line
-    from memstore.store.open import load_state
+    from memstore.model import memory_to_dict
+    from memstore.store.snapshot import parquet_bytes, state_blocks
 
-    state, _ = load_state(e.layout)
     if e.access is not None:  # a domain the agent has no grant for is not exported to it
         hidden = hidden_ids(state, e.access)
         state = state.copy()
@@ -126,14 +127,12 @@ def _folded(e, format: str) -> bytes:
     if format == "markdown":
         from memstore.markdown import render_markdown
 
-        return render_markdown(state.ordered(), e.now).encode()
-    if format == "jsonl":
-        from memstore.state import state_rows
-
-        return b"".join(dumps_line(row) for row in state_rows(state))
-    from memstore.store.snapshot import parquet_bytes
-
-    return parquet_bytes(state)
+        yield render_markdown(state.ordered(), e.now).encode()
+    elif format == "jsonl":
+        for block in state_blocks(state):
+            yield b"".join(dumps_line(memory_to_dict(m)) for m in block)
+    else:
+        yield parquet_bytes(state)
 
 
 def _records(e, refs: list[str]) -> bytes:

@@ -180,6 +180,11 @@ def state_table(state: State):
     return _table(state.ordered())
 
 
+def opened_partially(state: State) -> bool:
+    """Whether the state was opened from a snapshot's table with rows left unbuilt (``keep``)."""
+    return _rows_of(state) is not None
+
+
 def _rows_of(state: State) -> _Rows | None:
     """The snapshot table a state opened partially from a snapshot builds its records from."""
     memories = state.memories
