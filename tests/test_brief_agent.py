@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 from reliability_support import HASHING, make_store
-from test_reads_scale import _day, _live, _run
+from test_reads_scale import _day, _live, _run, indexed, without_indexes
 
 BELIEFS = {  # conflicts inside domains, before and after the index's watermark
     8: {"text": "We hold the standup on Mondays", "subject": "standup", "domain": "eng", "kind": "decision"},
@@ -52,13 +52,8 @@ def _days(store: Path, days) -> None:
 def pair(tmp_path_factory) -> tuple[Path, Path]:
     """(a store indexed on day 50 with a tail after it, the same store without an index)."""
     base = tmp_path_factory.mktemp("agentbrief")
-    store = make_store(base / "s")
-    _days(store, range(0, 50))
-    assert _run(store, "index", "--now", _day(50))[0] == 0
-    _days(store, range(50, 75))
-    bare = base / "bare"
-    shutil.copytree(store, bare, ignore=shutil.ignore_patterns("index", "snapshots"))
-    return store, bare
+    store = indexed(base / "s", _days, 50, 75)
+    return store, without_indexes(store, base / "bare")
 
 
 def _configure(pair, table: str) -> None:

@@ -70,14 +70,28 @@ def _snapshotted(path: Path, snapshot: int, until: int) -> Path:
     return store
 
 
+def indexed(path: Path, live, day: int, until: int) -> Path:
+    """A store ``live`` lived through days 0 to ``until``, its indexes built on ``day``: the
+    days after it are the records index's tail."""
+    store = make_store(path)
+    live(store, range(0, day))
+    assert _run(store, "index", "--now", _day(day))[0] == 0
+    live(store, range(day, until))
+    return store
+
+
+def without_indexes(store: Path, path: Path) -> Path:
+    """A copy of ``store`` without its indexes and snapshots: every read folds the log."""
+    shutil.copytree(store, path, ignore=shutil.ignore_patterns("index", "snapshots"))
+    return path
+
+
 @pytest.fixture(scope="module")
 def stores(tmp_path_factory) -> tuple[Path, Path]:
     """(an indexed store with a tail after its index, the same store without an index)."""
     base = tmp_path_factory.mktemp("reads")
-    store = make_store(base / "s")
-    _live(store, range(0, 70))
-    assert _run(store, "index", "--now", _day(70))[0] == 0
-    _live(store, range(70, 100))  # the records index's tail: consolidations, merges, new keys
+    # (the records index's tail: consolidations, merges, new keys)
+    store = indexed(base / "s", _live, 70, 100)
     code, out, _ = _run(store, "conflicts", "--json", "--now", _day(100))
     conflicts = json.loads(out)["conflicts"] if code == 0 and out.strip() else []
     if conflicts:
@@ -85,9 +99,7 @@ def stores(tmp_path_factory) -> tuple[Path, Path]:
         assert _run(store, "conflicts", "resolve", first["id"], "--keep", "new", "--now", _day(100))[0] == 0
     ids = _ids(store)
     assert _run(store, "forget", ids[3], "--now", _day(100))[0] == 0
-    bare = base / "bare"
-    shutil.copytree(store, bare, ignore=shutil.ignore_patterns("index", "snapshots"))
-    return store, bare
+    return store, without_indexes(store, base / "bare")
 
 
 def _ids(store: Path) -> list[str]:
