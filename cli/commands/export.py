@@ -57,7 +57,7 @@ def run(
         # filtered and redacted for an agent as a table (``store.visible``): no million
         # records built at once
         from memstore.store.open import by_id
-        from memstore.store.snapshot import opened_partially, parquet_bytes
+        from memstore.store.snapshot import opened_partially, parquet_bytes, release_unused
         from memstore.store.visible import caller_table
 
         if format == "parquet" and output is None and is_tty():
@@ -67,11 +67,11 @@ def run(
         got = caller_table(state, e.access, e.agent) if partial else None
         if got is None:  # no snapshot (the records are built), or ids the table cannot look up
             pieces = _from_records(load_state(e.layout)[0] if partial else state, e, format)
-        elif format == "parquet":
-            table, seen = got
-            pieces = [parquet_bytes(seen, table=table)]
         else:
-            pieces = _pieces(format, *got, e.now)
+            del state  # its snapshot table, now that the caller's is taken (a million rows: ~1 GB)
+            release_unused()
+            table, seen = got
+            pieces = [parquet_bytes(seen, table=table)] if format == "parquet" else _pieces(format, table, seen, e.now)
         _write_pieces(pieces, output)
         return
     if output is None:

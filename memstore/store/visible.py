@@ -42,8 +42,9 @@ def caller_table(state: State, access, agent: str | None):
     import pyarrow.compute as pc
 
     table = state_table(state)
-    if access is None:
-        return table, state
+    if access is None:  # (the state's header only: its table can be let go once this one is taken)
+        return table, State(keys=dict(state.keys), notes=dict(state.notes), marks=dict(state.marks),
+                            seq=state.seq, at=state.at)
     mask = readable_rows(table, access)
     hidden = frozenset(table.column("id").filter(pa.array(~mask)).to_pylist())
     seen = State(keys={k: i for k, i in state.keys.items() if i not in hidden},

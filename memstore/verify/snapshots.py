@@ -16,7 +16,13 @@ from ..model import memory_to_dict
 from ..store.anchor import anchor_problem
 from ..store.fs import temp_writer
 from ..store.layout import LOG_NAME, SNAPSHOT_NAME, Layout
-from ..store.snapshot import read_snapshot, rows_checksum, snapshot_files, state_blocks
+from ..store.snapshot import (
+    read_snapshot,
+    release_unused,
+    rows_checksum,
+    snapshot_files,
+    state_blocks,
+)
 from .logcheck import Fold
 from .report import Finding, Report
 
@@ -55,10 +61,8 @@ def read_snapshots(layout: Layout) -> tuple[list[_Snap], list[Finding]]:
         except Exception as exc:  # any damage: pyarrow, metadata, rows
             snap.error = f"{type(exc).__name__}: {exc}"[:200]
         snaps.append(snap)
-    if snaps:  # Arrow's allocator keeps what it freed (1.1 GB after a million rows) unless asked
-        import pyarrow as pa
-
-        pa.default_memory_pool().release_unused()
+    if snaps:
+        release_unused()
     return snaps, found
 
 
