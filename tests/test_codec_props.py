@@ -9,7 +9,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from memstore.codec import dumps, dumps_line, dumps_pretty, loads
+from memstore.codec import dumps, dumps_line, dumps_lines, dumps_pretty, loads
 from memstore.config import load_config
 from memstore.errors import UsageError
 from memstore.model import AXES, Memory, Salience, memory_from_dict, memory_id, memory_to_dict
@@ -155,3 +155,10 @@ def test_validate_raises_only_usage_errors(obj, options):
         assert memory_from_dict({**loads(line)["memory"], "seq": 0}) == dataclasses.replace(outcome.memory, seq=0)
     memory = build(draft, NOW, CONFIG)
     assert memory is None or 0.0 <= memory.confidence <= 1.0
+
+
+@given(st.lists(st.dictionaries(text, st.one_of(text, count, st.lists(text, max_size=3)), max_size=5), max_size=6))
+def test_lines_joined_are_each_line(objs):
+    """``dumps_lines`` copies each line out of orjson's buffer: the same bytes as joining them."""
+    assert dumps_lines(objs) == b"".join(dumps_line(o) for o in objs)
+    assert dumps_lines(iter(objs)) == dumps_lines(objs)

@@ -101,3 +101,29 @@ def test_an_agent_sees_no_hidden_record_nor_a_link_to_one(store, tmp_path):
         got = seen[r["id"]]
         assert (got["conflicts_with"], got["superseded_by"]) == ([], None)
         assert len(got["derived_from"]) == len(r["derived_from"]) - sum(i in hidden for i in r["derived_from"])
+
+
+@pytest.mark.parametrize("agent", [None, "bot"])
+def test_the_history_is_written_a_block_at_a_time_as_the_whole_log_says(store, tmp_path, monkeypatch, agent):
+    """`export --history`, the owner's and an agent's, against the log's events filtered by
+    the records hidden in the whole state, joined at once (the code before blocks)."""
+    from cli.commands import export
+    from memstore.access import access_for, event_visible, hidden_ids
+    from memstore.codec import dumps_line
+    from memstore.config import load_config
+    from memstore.store.layout import Layout
+    from memstore.store.open import load_state
+    from memstore.store.transaction import LogView
+
+    (store / "memstore.toml").write_text(HASHING + '[agents]\nbot = "r"\n\n[grants.r]\nhr = "none"\n')
+    layout = Layout(store)
+    access = access_for(load_config(layout.read_config_text()), agent)
+    hidden = hidden_ids(load_state(layout)[0], access)
+    assert bool(hidden) is (agent is not None)
+    want = b"".join(dumps_line(ev) for ev in LogView(layout).events() if event_visible(ev, access, hidden))
+    who = ("--agent", agent) if agent else ()
+    for block in (1, 7, 65_536):
+        monkeypatch.setattr(export, "HISTORY_BLOCK", block)
+        code, _out, err = _run(store, *who, "export", "--history", "--output", str(tmp_path / "h"), "--now", _day(46))
+        assert code == 0, err
+        assert (tmp_path / "h").read_bytes() == want, block

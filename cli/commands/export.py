@@ -25,6 +25,9 @@ Examples:
   memstore export --id m3f1c0e9a2b4d6e8 --id ticket-1423"""
 
 
+HISTORY_BLOCK = 65_536  # events of --history written at a time
+
+
 def run(
     format: Annotated[str, typer.Option("--format", help="jsonl, parquet or markdown.")] = "jsonl",
     output: Annotated[Path | None, typer.Option("--output", "-o", metavar="FILE",
@@ -34,8 +37,8 @@ def run(
                                                   help="Only these records (repeatable; jsonl).")] = None,
     now: NowOpt = None,
 ) -> None:
-    from memstore.access import event_visible, hidden_ids
-    from memstore.codec import dumps_line
+    from memstore.access import event_visible
+    from memstore.codec import dumps_lines
     from memstore.store.open import load_state
     from memstore.store.transaction import LogView
 
@@ -50,8 +53,15 @@ def run(
         if format != "jsonl":
             raise UsageError("--history is written as jsonl; drop --format parquet")
         access = e.access
-        hidden = hidden_ids(load_state(e.layout)[0], access) if access is not None else frozenset()
-        data = b"".join(dumps_line(ev) for ev in LogView(e.layout).events() if event_visible(ev, access, hidden))
+        hidden = frozenset()
+        if access is not None:  # (told from the snapshot's domain column: no million records built)
+            from memstore.store.open import by_id
+            from memstore.store.visible import hidden_of
+
+            hidden = hidden_of(load_state(e.layout, keep=by_id)[0], access)
+        visible = (ev for ev in LogView(e.layout).events() if event_visible(ev, access, hidden))
+        _write_pieces((dumps_lines(block) for block in _batches(visible, HISTORY_BLOCK)), output)
+        return
     else:
         # the snapshot's rows for what the log after it did not touch (``store.open.by_id``),
         # filtered and redacted for an agent as a table (``store.visible``): no million
@@ -86,7 +96,7 @@ def run(
 def _pieces(format: str, table, seen, now: str):
     """The whole export as pieces of bytes, a block of records at a time (a whole export at
     1M held a million records and a gigabyte of lines at once)."""
-    from memstore.codec import dumps_line
+    from memstore.codec import dumps_lines
     from memstore.model import memory_to_dict
     from memstore.store.visible import blocks, markdown_sections
 
@@ -94,7 +104,16 @@ def _pieces(format: str, table, seen, now: str):
         from memstore.markdown import markdown_page
 
         return (piece.encode() for piece in markdown_page(table.num_rows, now, markdown_sections(table)))
-    return (b"".join(dumps_line(memory_to_dict(m)) for m in block) for block in blocks(table))
+    return (dumps_lines(memory_to_dict(m) for m in block) for block in blocks(table))
+
+
+def _batches(items, size: int):
+    """``items`` in lists of ``size`` (the last one shorter)."""
+    from itertools import islice
+
+    items = iter(items)
+    while batch := list(islice(items, size)):
+        yield batch
 
 
 def _write_pieces(pieces, output: Path | None) -> None:
@@ -114,7 +133,7 @@ def _from_records(state, e, format: str):
     """The export from the records themselves, as pieces of bytes (JSON lines a block at a
     time): for a store without a snapshot, whose state the open folded whole."""
     from memstore.access import hidden_ids, readable, redacted
-    from memstore.codec import dumps_line
+    from memstore.codec import dumps_lines
     from memstore.model import memory_to_dict
     from memstore.store.snapshot import parquet_bytes, state_blocks
 
@@ -130,7 +149,7 @@ def _from_records(state, e, format: str):
         yield render_markdown(state.ordered(), e.now).encode()
     elif format == "jsonl":
         for block in state_blocks(state):
-            yield b"".join(dumps_line(memory_to_dict(m)) for m in block)
+            yield dumps_lines(memory_to_dict(m) for m in block)
     else:
         yield parquet_bytes(state)
 
@@ -140,7 +159,7 @@ def _records(e, refs: list[str]) -> bytes:
     from the records index and the log after it when it can answer (no fold), else the fold.
     A reference that names no record (or one the agent may not read) is a NotFound."""
     from memstore.access import hidden_ids, linked_ids, readable, redacted
-    from memstore.codec import dumps_line
+    from memstore.codec import dumps_lines
     from memstore.errors import NotFound
     from memstore.index.current import open_current, read_or_fold
     from memstore.model import memory_to_dict
@@ -164,4 +183,4 @@ def _records(e, refs: list[str]) -> bytes:
         hidden = hidden_ids(state, e.access)
     else:
         hidden = current.hidden(e.access, [i for m in found for i in linked_ids(m)])
-    return b"".join(dumps_line(memory_to_dict(redacted(m, hidden))) for m in found)
+    return dumps_lines(memory_to_dict(redacted(m, hidden)) for m in found)

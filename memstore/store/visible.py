@@ -33,6 +33,20 @@ def readable_rows(table, access):
     return allowed[codes]
 
 
+def hidden_of(state: State, access) -> frozenset[str]:
+    """``access.hidden_ids`` of a state, from its table's domain column when it was opened
+    partially from a snapshot (no record built)."""
+    import pyarrow as pa
+
+    from ..access import hidden_ids
+    from .snapshot import opened_partially
+
+    if access is None or not opened_partially(state):
+        return hidden_ids(state, access)
+    table = state_table(state)
+    return frozenset(table.column("id").filter(pa.array(~readable_rows(table, access))).to_pylist())
+
+
 def caller_table(state: State, access, agent: str | None):
     """(the table of the records ``access`` may read, redacted; the state's keys, notes and
     marks as the caller sees them) or None when the table's ids cannot be looked up
