@@ -127,3 +127,43 @@ def test_the_history_is_written_a_block_at_a_time_as_the_whole_log_says(store, t
         code, _out, err = _run(store, *who, "export", "--history", "--output", str(tmp_path / "h"), "--now", _day(46))
         assert code == 0, err
         assert (tmp_path / "h").read_bytes() == want, block
+
+
+def test_an_export_stopped_half_way_leaves_the_file_as_it_was(store, tmp_path, monkeypatch):
+    """--output is written beside the file and renamed over it: an export that fails after
+    its first block leaves the earlier file whole (a shorter file of whole lines would
+    import without a word) and nothing beside it; a finished one replaces it, keeping its
+    mode; a device is written in place."""
+    import os
+    import stat
+
+    from cli.commands import export
+    from memstore.store import visible
+
+    (store / "memstore.toml").write_text(HASHING)
+    out = tmp_path / "state.jsonl"
+    out.write_bytes(b"the earlier export\n")
+    os.chmod(out, 0o640)  # (a mode no umask gives)
+    built = visible._memories
+
+    def failing(table):
+        if table.num_rows and table.column("seq")[0].as_py() > 40:
+            raise KeyboardInterrupt  # (as Ctrl-C)
+        return built(table)
+
+    with monkeypatch.context() as m:
+        m.setattr(visible, "BLOCK", 7)
+        m.setattr(visible, "_memories", failing)
+        code, _o, err = _run(store, "export", "--output", str(out), "--now", _day(46))
+        assert code == 130, err  # (as the shell says of Ctrl-C)
+    assert out.read_bytes() == b"the earlier export\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["state.jsonl"]
+    code, _o, err = _run(store, "export", "--output", str(out), "--now", _day(46))
+    assert code == 0, err
+    assert out.read_bytes() == _run(store, "export", "--now", _day(46))[1].encode()
+    assert stat.S_IMODE(out.stat().st_mode) == 0o640
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["state.jsonl"]
+    assert _run(store, "export", "--history", "--output", os.devnull, "--now", _day(46))[0] == 0
+    code, _o, err = _run(store, "export", "--output", str(tmp_path / "no" / "such.jsonl"), "--now", _day(46))
+    assert code == 2 and "cannot write --output" in err and "No such file or directory" in err
+    assert export.HISTORY_BLOCK == 65_536

@@ -31,7 +31,8 @@ HISTORY_BLOCK = 65_536  # events of --history written at a time
 def run(
     format: Annotated[str, typer.Option("--format", help="jsonl, parquet or markdown.")] = "jsonl",
     output: Annotated[Path | None, typer.Option("--output", "-o", metavar="FILE",
-                                                help="Write here instead of stdout.")] = None,
+                                                help="Write here instead of stdout (a file is replaced "
+                                                     "only once the export is whole).")] = None,
     history: Annotated[bool, typer.Option("--history", help="The full event log instead of the state.")] = False,
     ids: Annotated[list[str] | None, typer.Option("--id", metavar="ID|KEY",
                                                   help="Only these records (repeatable; jsonl).")] = None,
@@ -81,19 +82,13 @@ def run(
             del state  # its snapshot table, now that the caller's is taken (a million rows: ~1 GB)
             release_unused()
             table, seen = got
-            pieces = [parquet_bytes(seen, table=table)] if format == "parquet" else _pieces(format, table, seen, e.now)
+            pieces = [parquet_bytes(seen, table=table)] if format == "parquet" else _pieces(format, table, e.now)
         _write_pieces(pieces, output)
         return
-    if output is None:
-        write_bytes(data)
-    else:
-        try:
-            output.write_bytes(data)
-        except OSError as exc:
-            raise UsageError(f"cannot write --output {output}: {exc.strerror}") from None
+    _write_pieces([data], output)
 
 
-def _pieces(format: str, table, seen, now: str):
+def _pieces(format: str, table, now: str):
     """The whole export as pieces of bytes, a block of records at a time (a whole export at
     1M held a million records and a gigabyte of lines at once)."""
     from memstore.codec import dumps_lines
@@ -117,14 +112,30 @@ def _batches(items, size: int):
 
 
 def _write_pieces(pieces, output: Path | None) -> None:
+    """Write the pieces to stdout or to --output. A regular file is written beside it, then
+    renamed over it: an export stopped half way (an error, Ctrl-C) would otherwise leave a
+    shorter file of whole lines, which imports without a word; the file given stays as it
+    was. A device, a pipe or a link is written in place."""
+    import os
+
     if output is None:
         for data in pieces:
             write_bytes(data)
         return
+    in_place = output.is_symlink() or (output.exists() and not output.is_file())
+    target = output if in_place else output.with_name(f".{output.name}.{os.getpid()}.part")
     try:
-        with open(output, "wb") as sink:
-            for data in pieces:
-                sink.write(data)
+        try:
+            with open(target, "wb") as sink:
+                if target != output and output.exists():  # (the file's mode kept: an export may be private)
+                    os.chmod(sink.fileno(), output.stat().st_mode & 0o7777)
+                for data in pieces:
+                    sink.write(data)
+            if target != output:
+                os.replace(target, output)
+        finally:
+            if target != output:
+                target.unlink(missing_ok=True)
     except OSError as exc:
         raise UsageError(f"cannot write --output {output}: {exc.strerror}") from None
 
