@@ -34,17 +34,20 @@ def readable_rows(table, access):
 
 
 def hidden_of(state: State, access) -> frozenset[str]:
-    """``access.hidden_ids`` of a state, from its table's domain column when it was opened
-    partially from a snapshot (no record built)."""
+    """``access.hidden_ids`` of a state, from its snapshot table's domain column when it was
+    opened partially from one: a record's domain never changes, so the table's rows and the
+    records built since (new ones, or changed) say it all, with no table merged."""
     import pyarrow as pa
 
     from ..access import hidden_ids
-    from .snapshot import opened_partially
+    from .snapshot import _rows_of
 
-    if access is None or not opened_partially(state):
+    rows = _rows_of(state)
+    if access is None or rows is None:
         return hidden_ids(state, access)
-    table = state_table(state)
-    return frozenset(table.column("id").filter(pa.array(~readable_rows(table, access))).to_pylist())
+    table = rows.table.select(["id", "domain"])
+    listed = table.column("id").filter(pa.array(~readable_rows(table, access))).to_pylist()
+    return frozenset(listed) | {m.id for m in state.memories.values() if not access.can_read(m.domain)}
 
 
 def caller_table(state: State, access, agent: str | None):
