@@ -51,6 +51,9 @@ def store(tmp_path_factory) -> Path:
     assert _run(s, "import", "-", "--now", _day(30), stdin=body)[0] == 0
     assert _run(s, "snapshot", "--now", _day(30))[0] == 0
     _days(s, range(31, 45))  # the log after the snapshot: new records, conflicts, reinforcements
+    for text, domain in (("Bonuses are paid in March", "hr"), ("The hiring plan is on the wiki", "eng"),
+                         ("Bonuses are paid in March", "hr")):  # (one hidden after it, then reinforced by id)
+        assert _run(s, "remember", text, "--domain", domain, "--now", _day(45))[0] == 0
     for agent in ("bot", "other"):  # (only its own notes reach an agent's parquet)
         assert _run(s, "--agent", agent, "notes", "set", f"{agent}'s own note", "--now", _day(45))[0] == 0
     return s
