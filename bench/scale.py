@@ -10,7 +10,8 @@ command and reports "> S s"):
   reads     every read command, its wall time, ratio to the import floor measured in the same
             run (`python -c "import typer, tantivy, numpy, usearch.index"`, as bench/recall.py),
             peak RSS; then `snapshot`.
-  whole     what covers the whole store: every `export` format, an agent's export and brief
+  whole     what covers the whole store: every `export` format and --history, an agent's export,
+            its --history and brief
             under grants that hide two domains, `verify`, a history `import` of 200 events.
   snapshot  opening with and without a snapshot: `stats`, `show` and in-process load_state;
             `snapshot` from the fold, then again from the snapshot it wrote.
@@ -273,8 +274,8 @@ GRANTS = '\n[agents]\nbench = "bench"\n\n[grants.bench]\neng = "none"\nsales = "
 
 
 def whole(store: Path, env: dict, now: str, timeout: float) -> list[dict]:
-    """The commands that cover the whole store: every `export` format (to a file), an
-    agent's export and brief under grants that hide two domains, `verify`, and a history
+    """The commands that cover the whole store: every `export` format and --history (to a
+    file), an agent's export, history and brief under grants that hide two domains, `verify`, and a history
     `import` of 200 events (last: it writes)."""
     n = ["--now", now]
     out = store.parent / f"{store.name}-export"
@@ -293,12 +294,15 @@ def whole(store: Path, env: dict, now: str, timeout: float) -> list[dict]:
 
     for fmt in ("jsonl", "parquet", "markdown"):
         step(f"export --format {fmt}", cli(store, "export", "--format", fmt, "--output", str(out), *n))
+    step("export --history", cli(store, "export", "--history", "--output", str(out), *n))
     config = store / "memstore.toml"
     before = config.read_text()
     config.write_text(before + GRANTS)
     try:
         step("--agent bench export (eng and sales hidden)", cli(store, "--agent", "bench", "export", "--output",
                                                                 str(out), *n))
+        step("--agent bench export --history (eng and sales hidden)",
+             cli(store, "--agent", "bench", "export", "--history", "--output", str(out), *n))
         step("--agent bench brief --no-write (eng and sales hidden)",
              cli(store, "--agent", "bench", "brief", "--no-write", *n))
     finally:

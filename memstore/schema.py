@@ -243,16 +243,17 @@ def _check_created(e: dict, strict: bool, ids: bool, max_chars: int) -> None:
 
 
 def _own_id(e: dict) -> None:
+    """A remembered record's id must be the one its text, subject and domain give."""
+    if e["op"] != "remember":
+        return
     memory = e["memory"]
-    if e["op"] == "remember" and memory["id"] != memory_id(memory["text"], memory.get("subject"), memory.get("domain")):
+    if memory["id"] != memory_id(memory["text"], memory.get("subject"), memory.get("domain")):
         raise Bad(f"memory.id {memory['id']} does not match its text, subject and domain")
 
 
 def id_problem(e: dict) -> str | None:
     """What ``event_problem(e, ids=True)`` adds for an event ``event_problem(e)`` passed: a
     remembered record's id that does not match its text (verify checked every event twice)."""
-    if e["op"] not in CREATING:
-        return None
     try:
         _own_id(e)
     except Bad as exc:

@@ -140,14 +140,13 @@ def test_an_export_stopped_half_way_leaves_the_file_as_it_was(store, tmp_path, m
     import os
     import stat
 
-    from cli.commands import export
-    from memstore.store import visible
+    from memstore.store import snapshot, visible
 
     (store / "memstore.toml").write_text(HASHING)
     out = tmp_path / "state.jsonl"
     out.write_bytes(b"the earlier export\n")
     os.chmod(out, 0o640)  # (a mode no umask gives)
-    built = visible._memories
+    built = snapshot._memories
 
     def failing(table):
         if table.num_rows and table.column("seq")[0].as_py() > 40:
@@ -156,7 +155,7 @@ def test_an_export_stopped_half_way_leaves_the_file_as_it_was(store, tmp_path, m
 
     with monkeypatch.context() as m:
         m.setattr(visible, "BLOCK", 7)
-        m.setattr(visible, "_memories", failing)
+        m.setattr(snapshot, "_memories", failing)
         code, _o, err = _run(store, "export", "--output", str(out), "--now", _day(46))
         assert code == 130, err  # (as the shell says of Ctrl-C)
     assert out.read_bytes() == b"the earlier export\n"
@@ -169,4 +168,3 @@ def test_an_export_stopped_half_way_leaves_the_file_as_it_was(store, tmp_path, m
     assert _run(store, "export", "--history", "--output", os.devnull, "--now", _day(46))[0] == 0
     code, _o, err = _run(store, "export", "--output", str(tmp_path / "no" / "such.jsonl"), "--now", _day(46))
     assert code == 2 and "cannot write --output" in err and "No such file or directory" in err
-    assert export.HISTORY_BLOCK == 65_536

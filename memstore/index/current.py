@@ -166,15 +166,12 @@ def open_current(layout: Layout) -> Current | None:
     head = read_head(layout)
     if head.damaged or head.seq == 0:
         return None
-    manifest = read_manifest(layout.manifest_path("records"))
-    mark = manifest.get("watermark") if isinstance(manifest, dict) else None
-    if (not isinstance(manifest, dict) or manifest.get("format") != records.FORMAT
-            or type(mark) is not int or not 0 < mark <= head.seq
-            or anchor_problem(layout, manifest.get("anchor"), mark) is not None
-            or files_changed(layout, "records", manifest) is not None):
+    manifest = believed_manifest(layout, "records", records.FORMAT, head.seq)
+    if manifest is None:
         return None
+    mark = manifest["watermark"]
     try:
-        index = _open(layout)
+        index = records.RecordIndex(read_path(layout.index_path("records")))
         if index.count() != manifest.get("count") or index.count_after(mark) > 0:
             return None  # a crash between the index's commit and its manifest
         tail = list(islice(_after(layout, manifest["anchor"], mark), MAX_TAIL + 1))
@@ -193,17 +190,27 @@ def open_current(layout: Layout) -> Current | None:
     return Current(index, overlay, tail, layout, mark)
 
 
-def _open(layout: Layout) -> records.RecordIndex:
-    """The records index, opened for reading (through links when the store is read-only:
-    Tantivy takes lock files beside what it opens)."""
+def believed_manifest(layout: Layout, name: str, fmt: str, head: int) -> dict | None:
+    """An index's manifest when it may be believed: this format, a watermark in the log
+    (1 to ``head``) whose anchor is this log's line, and the files it lists as they are."""
+    manifest = read_manifest(layout.manifest_path(name))
+    mark = manifest.get("watermark") if isinstance(manifest, dict) else None
+    if (not isinstance(manifest, dict) or manifest.get("format") != fmt
+            or type(mark) is not int or not 0 < mark <= head
+            or anchor_problem(layout, manifest.get("anchor"), mark) is not None
+            or files_changed(layout, name, manifest) is not None):
+        return None
+    return manifest
+
+
+def read_path(path):
+    """A Tantivy index's directory to open for reading: itself, or links to its files when
+    the store is read-only (Tantivy takes lock files beside what it opens)."""
     import os
 
     from .sync import shadow
 
-    path = layout.index_path("records")
-    if not os.access(path, os.W_OK):
-        path = shadow(path)
-    return records.RecordIndex(path)
+    return path if os.access(path, os.W_OK) else shadow(path)
 
 
 def _after(layout: Layout, anchor: dict, mark: int):

@@ -14,13 +14,8 @@ the caller folds the log: a derived file that disagrees with the log never answe
 
 from __future__ import annotations
 
-import os
-
-from ..store.anchor import anchor_problem
 from ..store.layout import Layout
 from . import lexical
-from .filecheck import files_changed
-from .manifest import read_manifest
 
 
 def readable_rows(layout: Layout, mark: int, count: int, access, seqs):
@@ -49,16 +44,10 @@ def readable_rows(layout: Layout, mark: int, count: int, access, seqs):
 
 
 def _lexical(layout: Layout, mark: int, count: int) -> lexical.LexicalIndex | None:
-    manifest = read_manifest(layout.manifest_path("lexical"))
-    if (not isinstance(manifest, dict) or manifest.get("format") != lexical.FORMAT
-            or manifest.get("watermark") != mark or manifest.get("count") != count
-            or anchor_problem(layout, manifest.get("anchor"), mark) is not None
-            or files_changed(layout, "lexical", manifest) is not None):
-        return None
-    path = layout.index_path("lexical")
-    if not os.access(path, os.W_OK):  # (Tantivy takes lock files beside what it opens)
-        from .sync import shadow
+    from .current import believed_manifest, read_path
 
-        path = shadow(path)
-    lex = lexical.LexicalIndex(path)
+    manifest = believed_manifest(layout, "lexical", lexical.FORMAT, mark)
+    if manifest is None or manifest["watermark"] != mark or manifest.get("count") != count:
+        return None
+    lex = lexical.LexicalIndex(read_path(layout.index_path("lexical")))
     return lex if lex.count() == count else None

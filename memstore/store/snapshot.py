@@ -115,13 +115,18 @@ def state_blocks(state: State, size: int = 65_536):
     built a block at a time, each block let go before the next: a whole export at 1M does
     not hold a million records), else from the records held."""
     if _rows_of(state) is not None:
-        table = state_table(state)
-        for at in range(0, table.num_rows, size):
-            yield _memories(table.slice(at, size))
+        yield from table_blocks(state_table(state), size)
         return
     records = state.ordered()
     for at in range(0, len(records), size):
         yield records[at:at + size]
+
+
+def table_blocks(table, size: int):
+    """The records of a snapshot's table, ``size`` rows at a time, each block built as it is
+    asked for."""
+    for at in range(0, table.num_rows, size):
+        yield _memories(table.slice(at, size))
 
 
 def _written(state: State, position, anchor, table=None) -> tuple[bytes, int]:

@@ -14,7 +14,7 @@ from __future__ import annotations
 from ..access import LINK_FIELDS, LINK_LISTS, redacted
 from ..model import LEVELS
 from ..state import State
-from .snapshot import _memories, _Rows, state_table
+from .snapshot import _memories, _Rows, state_table, table_blocks
 
 BLOCK = 65_536  # records built at a time
 
@@ -87,10 +87,8 @@ def caller_table(state: State, access, agent: str | None):
 
 
 def blocks(table):
-    """The table's records, ``BLOCK`` rows at a time, each block built as it is asked for."""
-    size = BLOCK
-    for at in range(0, table.num_rows, size):
-        yield _memories(table.slice(at, size))
+    """The table's records, ``BLOCK`` rows at a time (``snapshot.table_blocks``)."""
+    return table_blocks(table, BLOCK)
 
 
 def markdown_sections(table):
