@@ -31,6 +31,7 @@ window again. The comparisons of a record are made once, when it is new.
 from __future__ import annotations
 
 from itertools import repeat
+from operator import attrgetter
 
 from .beliefs import later, relation
 from .beliefs.candidates import CHUNK, Postings
@@ -106,7 +107,42 @@ def decide(old: Memory, new: Memory, cosine: float, lower: float, upper: float, 
     return ADD, "different"
 
 
-_VECTORS: dict[tuple[str, str], object] = {}  # (embedder, text) -> vector; a cache, not state
+class _Vectors:
+    """Texts' vectors for one embedder as rows of one matrix (a cache, not state): a lookup is
+    a dict probe a text and one gather, not a numpy row object a text (220,000 of them a
+    round at 1M, twice: 1.3 s of the night's near-duplicates)."""
+
+    def __init__(self):
+        self.name: str | None = None
+        self.rows: dict[str, int] = {}  # text -> its row
+        self.matrix = None  # the rows, with room to grow
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    def clear(self, name: str | None = None) -> None:
+        self.name, self.rows, self.matrix = name, {}, None
+
+    def put(self, texts: list[str], vecs, cap: int) -> None:
+        """Hold ``texts``' vectors ``vecs``; the matrix is made ``cap`` rows long at once (its
+        pages are only taken as rows are written) rather than grown by copies."""
+        import numpy as np
+
+        vecs = np.asarray(vecs)
+        n = len(self.rows)
+        if self.matrix is not None and self.matrix.dtype != vecs.dtype:
+            self.clear(self.name)  # (another embedder's kind of vector, under the same name)
+            n = 0
+        if self.matrix is None or n + len(texts) > len(self.matrix):
+            grown = np.empty((max(cap, n + len(texts)), *vecs.shape[1:]), dtype=vecs.dtype)
+            if n:
+                grown[:n] = self.matrix[:n]
+            self.matrix = grown
+        self.matrix[n:n + len(texts)] = vecs
+        self.rows.update(zip(texts, range(n, n + len(texts)), strict=True))
+
+
+_VECTORS = _Vectors()
 # What it holds at most (beyond what one call needs), in bytes of float32 vectors: a night at
 # 1M whose day touched most subjects looks up ~220,000 group texts a round, and a cache of
 # 131,072 vectors was cleared and filled again each round (477,000 lookups instead of 222,000)
@@ -116,15 +152,23 @@ _PREFETCH = 32_768  # texts of the near-duplicate groups looked up in one call
 
 
 def _vectors(embedder, texts: list[str]):
-    missing = sorted({t for t in texts if (embedder.name, t) not in _VECTORS})
+    """The vectors of ``texts`` as the rows of one matrix, in order."""
+    import numpy as np
+
+    memo = _VECTORS
+    if memo.name != embedder.name:
+        memo.clear(embedder.name)
+    rows = memo.rows
+    missing = sorted({t for t in texts if t not in rows})
     cap = _CAP if _CAP is not None else _CAP_BYTES // (4 * max(1, embedder.dim))
-    if missing and len(_VECTORS) + len(missing) > cap:
-        _VECTORS.clear()  # bounded: what this call needs is then fetched whole
-        missing = sorted(set(texts))
+    if missing and len(rows) + len(missing) > cap:
+        memo.clear(embedder.name)  # bounded: what this call needs is then fetched whole
+        rows, missing = memo.rows, sorted(set(texts))
     if missing:
-        for t, v in zip(missing, embedder.embed(missing, "passage"), strict=True):
-            _VECTORS[(embedder.name, t)] = v
-    return [_VECTORS[(embedder.name, t)] for t in texts]
+        memo.put(missing, embedder.embed(missing, "passage"), cap)
+    if not texts:
+        return np.zeros((0, embedder.dim), dtype=np.float32)
+    return memo.matrix[np.fromiter(map(rows.__getitem__, texts), dtype=np.int64, count=len(texts))]
 
 
 class _Memo:
@@ -166,6 +210,10 @@ class _Memo:
         # id -> (its long ranking, a bit set at each position whose check can make no event)
         self.quiet: dict[str, tuple[list[str], int]] = {}
         self.touched: set[str] | None = None  # None: nothing decided yet
+        # (domain, subject) -> the group's members at its last decision, in ``_order``: a
+        # later round's group is those still active (no consolidate event makes a record
+        # join one), not a scan of every record again
+        self.groups: dict[tuple, list[Memory]] = {}
         # update checks (``unchanged``), over the run's list of writes (memstore.working):
         self.examined: dict[str, int] = {}  # id -> the writes made as the round of its last check began
         self.watchers: dict[str, list[str]] = {}  # id -> the new records whose checks read it
@@ -261,6 +309,11 @@ def _order(m: Memory) -> tuple:
     return (m.occurred_at, m.seq, m.id)
 
 
+_ORDER = attrgetter("occurred_at", "seq", "id")  # ``_order``, for sorting many
+_ID = attrgetter("id")
+_CANONICAL = attrgetter("seq", "id")  # a listing's order (State.ordered)
+
+
 def _fresh(m: Memory, since: str, s) -> bool:
     """Whether ``m`` is compared with older records in this run: recorded within
     ``lookback_days``, and created after the last run's watermark (each record is compared
@@ -289,14 +342,34 @@ def _near_duplicates(s, now: str, config, embedder, memo: _Memo) -> list[dict]:
     lower, upper = thresholds(config, embedder)
     since = ts_after(now, -config["consolidate"]["lookback_days"])
     redo = memo.take_touched(s)  # None: every group (the first round)
+    candidates = _select(s, "duplicates", lambda m: m.status == "active" and m.level == "raw"
+                         and m.subject is not None)
+    # the groups with a fresh record: fresh records are created after the mark, so they end
+    # the listing (seq order); the rest of it is not tested one by one
+    mark, wanted = s.marks.get("consolidate", 0), set()
+    for m in reversed(candidates):
+        if m.seq <= mark:
+            break
+        if _fresh(m, since, s):
+            key = (m.domain or "", m.subject)
+            if redo is None or key in redo:
+                wanted.add(key)
     groups: dict[tuple, list[Memory]] = {}
-    for m in _select(s, "duplicates", lambda m: m.status == "active" and m.level == "raw"
-                     and m.subject is not None):
-        key = (m.domain or "", m.subject)
-        if redo is None or key in redo:
-            groups.setdefault(key, []).append(m)
-    # (fresh records are the newest: looked for from a group's end)
-    groups = {k: g for k, g in groups.items() if len(g) >= 2 and any(_fresh(m, since, s) for m in reversed(g))}
+    if redo is None or not wanted <= memo.groups.keys():
+        subjects = {k[1] for k in wanted}
+        for m in candidates:
+            if m.subject in subjects and (key := (m.domain or "", m.subject)) in wanted:
+                groups.setdefault(key, []).append(m)
+        for members in groups.values():
+            members.sort(key=_ORDER)
+    else:  # (members kept in order: a record's _order never changes)
+        held = {key: [m for m in map(s.memories.__getitem__, map(_ID, memo.groups[key])) if m.status == "active"]
+                for key in wanted}
+        # in the order a scan meets them: by the first of their records in canonical order
+        for key in sorted((k for k in held if held[k]), key=lambda k: min(map(_CANONICAL, held[k]))):
+            groups[key] = held[key]
+    memo.groups.update(groups)
+    groups = {k: g for k, g in groups.items() if len(g) >= 2}
     events: list[dict] = []
     batch: list[list[Memory]] = []
     texts = 0  # in the batch (a running count: many small groups make long batches)
@@ -307,10 +380,11 @@ def _near_duplicates(s, now: str, config, embedder, memo: _Memo) -> list[dict]:
             continue
         # the vectors of several groups in one call: the embedding cache is looked up (and
         # what it lacks embedded, on the workers) once a batch instead of once a group
-        _vectors(embedder, [m.text for g in batch for m in g])
+        matrix, start = _vectors(embedder, [m.text for g in batch for m in g]), 0
         for members in batch:
-            members.sort(key=_order)
-            found = _group_duplicates(s, members, since, now, config, embedder, lower, upper)
+            found = _group_duplicates(s, members, matrix[start:start + len(members)], since, now, config,
+                                      lower, upper)
+            start += len(members)
             memo.touch(found)
             events += found
         batch, texts = [], 0
@@ -346,32 +420,36 @@ def update_events(o: Memory, n: Memory, verdict, now: str, config) -> list[dict]
              "rule": verdict.rule, "detail": f"unsure: {verdict.detail}"}]
 
 
-def _group_duplicates(s, members: list[Memory], since: str, now: str, config, embedder,
+def _group_duplicates(s, members: list[Memory], matrix, since: str, now: str, config,
                       lower: float, upper: float) -> list[dict]:
-    """The four-state decisions inside one (domain, subject) group, oldest member first.
+    """The four-state decisions inside one (domain, subject) group, oldest member first
+    (``members``, in ``_order``; ``matrix``: their vectors, as rows).
 
     The cosines of a member against all older ones come from one matrix product; the
     nearest is then taken on the exact pairwise dot products of the few within 1e-5 of the
     best, so the choice and the rounded cosine are those of comparing pair by pair."""
     import numpy as np
 
-    vecs = _vectors(embedder, [m.text for m in members])
-    matrix = np.asarray(vecs)
-    at = {m.id: i for i, m in enumerate(members)}
-    active = np.array([s.memories[m.id].status == "active" for m in members], dtype=bool)
+    # every member is active as the group is decided (the stage's listing, and an event
+    # changes only the records it names: those of its own group); then as its events leave
+    active = np.ones(len(members), dtype=bool)
     episodic = np.array([m.kind in EPISODIC_KINDS or m.outcome is not None for m in members], dtype=bool)
-    day = np.array([m.occurred_at[:10] for m in members])
+    day = np.array([m.occurred_at[:10] for m in members]) if episodic.any() else None
+    at = None  # id -> position (made at the first event)
+    mark = s.marks.get("consolidate", 0)
     events: list[dict] = []
-    for j, new in enumerate(members):
-        new = s.memories[new.id]
+    for j in [j for j, m in enumerate(members) if m.seq > mark]:  # (what may be fresh)
+        new = s.memories[members[j].id]
         if not _fresh(new, since, s) or new.status != "active" or j == 0:
             continue
-        ok = active[:j] & (~(episodic[:j] | episodic[j]) | (day[:j] == day[j]))  # comparable()
+        ok = active[:j]
+        if day is not None:  # comparable()
+            ok = ok & (~(episodic[:j] | episodic[j]) | (day[:j] == day[j]))
         if not ok.any():
             continue
         rough = np.where(ok, matrix[:j] @ matrix[j], -np.inf)
         near = np.flatnonzero(rough >= rough.max() - 1e-5)
-        sims = {int(i): dot(vecs[i], vecs[j]) for i in near}  # exact: the same on every machine
+        sims = {int(i): dot(matrix[i], matrix[j]) for i in near}  # exact: the same on every machine
         best = max(sims, key=lambda i: (sims[i], -i))
         old, cosine = s.memories[members[best].id], round(sims[best], 4)
         if settled(old, new):
@@ -380,6 +458,8 @@ def _group_duplicates(s, members: list[Memory], since: str, now: str, config, em
         if not batch:
             continue
         apply_stage(s, batch)
+        if at is None:
+            at = {m.id: i for i, m in enumerate(members)}
         for i in {at[x] for x in _ids(batch) if x in at}:
             active[i] = s.memories[members[i].id].status == "active"
         events += batch

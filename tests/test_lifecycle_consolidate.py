@@ -216,7 +216,7 @@ def test_the_vector_memo_stays_bounded_and_answers_every_text(monkeypatch):
 
     emb = HashingEmbedder(64)
     monkeypatch.setattr(c, "_CAP", 8)
-    monkeypatch.setattr(c, "_VECTORS", {})
+    monkeypatch.setattr(c, "_VECTORS", c._Vectors())
     first = [f"memory number {i}" for i in range(6)]
     c._vectors(emb, first)
     mixed = first[:4] + [f"another memory {i}" for i in range(4)]  # 4 held, 4 new: past the bound
