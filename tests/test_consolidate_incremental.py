@@ -113,6 +113,48 @@ def test_a_short_candidate_list_gives_the_events_of_recomputing_every_round(requ
         c._MAX_CANDIDATES, c._LONG, oracle._MAX_CANDIDATES = saved
 
 
+# many subjects, a few days: near-duplicate groups whose first records leave in one round
+grouped = st.fixed_dictionaries(
+    {"text": st.sampled_from(TEXTS), "day": st.integers(min_value=0, max_value=6),
+     "subject": st.sampled_from(("deploys", "drink", "limits", "billing", "ken", "s6", "s7", "s8"))},
+    optional={"kind": st.sampled_from(("note", "fact", "preference", "decision")),
+              "domain": st.sampled_from(("eng", "personal"))},
+)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(grouped, min_size=8, max_size=40))
+def test_each_round_decides_its_groups_in_the_order_a_scan_meets_them(requests):
+    """A later round takes its near-duplicate groups from the first round's members still
+    active (``_Memo.groups``), not from a scan of every record; their events must still come
+    in the scan's order: the groups by the first of their records in canonical order, each
+    group's members in ``_order``, whatever the hash seed of the process."""
+    import memstore.consolidate as c
+
+    log = MemLog()
+    for at, req in _history(requests):
+        log.remember([req], at, CONFIG)
+    rounds: list[list] = []
+    near, decide = c._near_duplicates, c._group_duplicates
+
+    def stage(s, *a):
+        rounds.append([])
+        return near(s, *a)
+
+    def group(s, members, *a):
+        assert all(s.memories[m.id] is m and m.status == "active" for m in members)
+        assert members == sorted(members, key=c._order)
+        rounds[-1].append(min((m.seq, m.id) for m in members))
+        return decide(s, members, *a)
+
+    c._near_duplicates, c._group_duplicates = stage, group
+    try:
+        consolidate(log.state, now=ts_after(log.state.at, 1), config=CONFIG, embedder=HASH)
+    finally:
+        c._near_duplicates, c._group_duplicates = near, decide
+    assert all(r == sorted(r) for r in rounds)
+
+
 def _elsewhere(fn, chunks):
     """A mapper other than ``map`` (as the CLI's worker pool is): consolidate then computes
     gists and frames ahead, on a thread while it ranks candidates."""
