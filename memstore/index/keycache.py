@@ -198,8 +198,9 @@ class Keys(Sequence):
             # each text's words: the separators within it, plus one (an empty text has none)
             sizes = np.fromiter(map(len, texts), dtype=np.int64, count=len(texts))
             starts = np.cumsum(sizes + 1) - sizes - 1
-            seps = np.concatenate([[0], np.cumsum(np.frombuffer(raw, dtype=np.uint8) == 0x1F)])
-            counts = np.where(sizes > 0, seps[starts + sizes] - seps[starts] + 1, 0)
+            seps = np.flatnonzero(np.frombuffer(raw, dtype=np.uint8) == 0x1F)  # (not a running count
+            # a byte: 8 bytes of it a byte of keys)
+            counts = np.where(sizes > 0, seps.searchsorted(starts + sizes) - seps.searchsorted(starts) + 1, 0)
             if len(words) != int(counts.sum()):  # an empty text makes one empty word: drop them
                 words = [w for t, w in zip(_owners(counts, texts), words, strict=True) if t]
             owner = np.repeat(part, counts)
