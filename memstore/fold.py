@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import replace
 
-from .model import Salience, memory_from_dict
+from .model import Salience, evolve, memory_from_dict
 from .state import State, recurrence_after
 
 
@@ -40,7 +40,7 @@ def _reinforce(s: State, e: dict) -> None:
     mentions = m.mention_count + 1
     sal = m.salience.merge_max(Salience(**e["salience"])) if e.get("salience") else m.salience
     sal = replace(sal, recurrence=max(sal.recurrence, recurrence_after(mentions)))
-    s.memories[m.id] = replace(
+    s.memories[m.id] = evolve(
         m,
         mention_count=mentions,
         last_reinforced_at=e["at"],
@@ -65,7 +65,7 @@ def _recall(s: State, e: dict) -> None:
     for mid in e["ids"]:
         m = s.memories.get(mid)
         if m is not None:
-            s.memories[mid] = replace(m, recall_count=m.recall_count + 1, last_recalled_at=e["at"])
+            s.memories[mid] = evolve(m, recall_count=m.recall_count + 1, last_recalled_at=e["at"])
 
 
 # --- lifecycle ops ------------------------------------------------------------
@@ -73,7 +73,7 @@ def _recall(s: State, e: dict) -> None:
 def _set(s: State, mid: str, **changes) -> None:
     m = s.memories.get(mid)
     if m is not None:
-        s.memories[mid] = replace(m, **changes)
+        s.memories[mid] = evolve(m, **changes)
 
 
 def _drop_link(s: State, a: str, b: str) -> None:
@@ -81,7 +81,7 @@ def _drop_link(s: State, a: str, b: str) -> None:
     for x, y in ((a, b), (b, a)):
         m = s.memories.get(x)
         if m is not None and y in m.conflicts_with:
-            s.memories[x] = replace(m, conflicts_with=tuple(i for i in m.conflicts_with if i != y))
+            s.memories[x] = evolve(m, conflicts_with=tuple(i for i in m.conflicts_with if i != y))
 
 
 def _expire(s: State, e: dict) -> None:
@@ -95,7 +95,7 @@ def _promote(s: State, e: dict) -> None:
     rep = s.memories.get(e["id"])
     if rep is None:
         return
-    s.memories[rep.id] = replace(
+    s.memories[rep.id] = evolve(
         rep, tier="long", expires_at=None, salience=Salience(**e["salience"]),
         confidence=e["confidence"], mention_count=e["mention_count"],
     )
@@ -113,9 +113,9 @@ def _merge(s: State, e: dict) -> None:
     sal = replace(sal, recurrence=max(sal.recurrence, recurrence_after(mentions)))
     # Decay restarts from when the duplicate was said, not from when the job noticed it.
     seen = max(t for t in (old.last_reinforced_at, e["seen_at"]) if t)
-    s.memories[old.id] = replace(old, mention_count=mentions, salience=sal, last_reinforced_at=seen,
+    s.memories[old.id] = evolve(old, mention_count=mentions, salience=sal, last_reinforced_at=seen,
                                  confidence=_raised(old.confidence, new.confidence, e.get("step")))
-    s.memories[new.id] = replace(new, status="archived", merged_into=old.id)
+    s.memories[new.id] = evolve(new, status="archived", merged_into=old.id)
 
 
 def _supersede(s: State, e: dict) -> None:
@@ -130,7 +130,7 @@ def _conflict(s: State, e: dict) -> None:
     for x, y in ((old, new), (new, old)):
         m = s.memories.get(x)
         if m is not None and y not in m.conflicts_with:
-            s.memories[x] = replace(m, conflicts_with=(*m.conflicts_with, y))
+            s.memories[x] = evolve(m, conflicts_with=(*m.conflicts_with, y))
 
 
 RETIRED = "its sources no longer hold"  # the reason text of a retirement (for people)
@@ -142,10 +142,10 @@ def _reinstate(s: State, mid: str, other: str) -> None:
     m = s.memories.get(mid)
     if m is None or m.status != "superseded" or m.superseded_by != other:
         return
-    s.memories[mid] = replace(m, status="active", invalid_at=None, superseded_by=None, reason=None)
+    s.memories[mid] = evolve(m, status="active", invalid_at=None, superseded_by=None, reason=None)
     for d in list(s.memories.values()):  # rare (a person's decision): a scan is fine
         if d.status == "invalidated" and d.retired and mid in d.derived_from:
-            s.memories[d.id] = replace(d, status="active", invalid_at=None, reason=None, retired=False)
+            s.memories[d.id] = evolve(d, status="active", invalid_at=None, reason=None, retired=False)
 
 
 def _resolve(s: State, e: dict) -> None:
@@ -160,14 +160,14 @@ def _resolve(s: State, e: dict) -> None:
             _set(s, winner, confidence=e["confidence"])
         m = s.memories.get(loser)
         if m is not None and m.status in ("active", "expired", "superseded"):  # stale, not just short-lived
-            s.memories[loser] = replace(m, status="superseded", invalid_at=e["at"],
+            s.memories[loser] = evolve(m, status="superseded", invalid_at=e["at"],
                                         superseded_by=winner, reason=why)
         return
     for x, y in ((old, new), (new, old)):  # both / dismiss: both hold; never flag this pair again
         _reinstate(s, x, y)
         m = s.memories.get(x)
         if m is not None and y not in m.reconciled_with:
-            s.memories[x] = replace(m, reconciled_with=(*m.reconciled_with, y))
+            s.memories[x] = evolve(m, reconciled_with=(*m.reconciled_with, y))
 
 
 def _forget(s: State, e: dict) -> None:
@@ -198,7 +198,7 @@ def _derive(s: State, e: dict) -> None:
     if old is None:
         s.memories[new.id] = new
     else:  # more support: keep identity, creation time and status; refresh content
-        s.memories[new.id] = replace(
+        s.memories[new.id] = evolve(
             old, text=new.text, derived_from=new.derived_from, salience=new.salience,
             confidence=new.confidence, mention_count=new.mention_count, last_reinforced_at=e["at"],
             actors=new.actors, against=new.against,
@@ -212,7 +212,7 @@ def _reinstate_event(s: State, e: dict) -> None:
     POLICIES). Only a superseded record comes back; a forgotten one stays forgotten."""
     m = s.memories.get(e["id"])
     if m is not None and m.status == "superseded":
-        s.memories[m.id] = replace(m, status="active", invalid_at=None, superseded_by=None,
+        s.memories[m.id] = evolve(m, status="active", invalid_at=None, superseded_by=None,
                                    reason=e.get("reason"))
 
 

@@ -10,6 +10,7 @@ import re
 import unicodedata
 from dataclasses import MISSING, dataclass, field, fields
 from functools import lru_cache
+from operator import attrgetter
 
 try:  # CPython's own SHA-256, the same digest: hashlib would load OpenSSL, ~2.5 ms of every
     from _sha2 import sha256  # remember's start (3.12 and later)
@@ -247,6 +248,32 @@ def memory_id(text: str, subject: str | None, domain: str | None) -> str:
 
 
 _BUILDER: list = []  # the generated builder (made on first use)
+
+
+def evolve(m: Memory, /, **changes) -> Memory:
+    """``dataclasses.replace(m, **changes)`` for a record, built as ``memories_from_columns``
+    builds one (each slot set through its descriptor; the frozen ``__init__`` set each
+    field through ``object.__setattr__``): the fold replaces a record for every event that
+    changes one, a million times in a big log. The same record; an unknown field is a
+    TypeError, as with ``replace``."""
+    if not _EVOLVER:
+        n = len(MEMORY_FIELDS)
+        body = ["def evolve(m, changes):", "    o = new(Memory)",
+                "    " + ", ".join(f"v{i}" for i in range(n)) + ", = values(m)"]
+        body += [f"    s{i}(o, v{i})" for i in range(n)]
+        body += ["    for name, value in changes.items():", "        by_name[name](o, value)", "    return o"]
+        scope = {f"s{i}": getattr(Memory, f).__set__ for i, f in enumerate(MEMORY_FIELDS)}
+        scope.update(new=object.__new__, Memory=Memory, values=attrgetter(*MEMORY_FIELDS),
+                     by_name={f: getattr(Memory, f).__set__ for f in MEMORY_FIELDS})
+        exec("\n".join(body) + "\n", scope)  # noqa: S102 (generated from field names only)
+        _EVOLVER.append(scope["evolve"])
+    if not changes.keys() <= _FIELD_SET:
+        raise TypeError(f"Memory has no field {sorted(changes.keys() - _FIELD_SET)[0]!r}")
+    return _EVOLVER[0](m, changes)
+
+
+_EVOLVER: list = []  # the generated evolve (made on first use)
+_FIELD_SET = frozenset(MEMORY_FIELDS)
 
 
 def memories_from_columns(columns: list[list]) -> list[Memory]:

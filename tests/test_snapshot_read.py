@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import random
 
-from memstore.model import MEMORY_FIELDS, Memory, Salience, memories_from_columns
+import pytest
+
+from memstore.model import MEMORY_FIELDS, Memory, Salience, evolve, memories_from_columns
 from memstore.state import State, digest
 from memstore.store.snapshot import parquet_bytes, read_snapshot
 
@@ -58,6 +60,24 @@ def test_records_built_from_columns_equal_the_constructors():
     built = memories_from_columns(columns)
     assert built == records and all(type(b) is Memory for b in built)
     assert hash(built[5]) == hash(records[5])
+
+
+def test_a_record_evolved_equals_dataclasses_replace():
+    """The fold's ``evolve`` gives the record ``dataclasses.replace`` gives, for any set of
+    fields changed (every field is a slot: nothing is left unset or shared with the old)."""
+    from dataclasses import replace
+
+    records = _records(200, seed=9)
+    rng = random.Random(4)
+    for m in records:
+        names = rng.sample(MEMORY_FIELDS, rng.randrange(0, 6))
+        changes = {f: getattr(records[rng.randrange(len(records))], f) for f in names}
+        got, want = evolve(m, **changes), replace(m, **changes)
+        assert type(got) is Memory and got == want and hash(got) == hash(want)
+        assert all(getattr(got, f) is getattr(want, f) for f in MEMORY_FIELDS)
+        assert got is not m and m == replace(m)  # (the old record unchanged)
+    with pytest.raises(TypeError, match="no field 'colour'"):
+        evolve(records[0], status="archived", colour="red")
 
 
 def test_columns_that_do_not_match_the_fields_are_refused():
