@@ -114,7 +114,7 @@ def _merge(s: State, e: dict) -> None:
     # Decay restarts from when the duplicate was said, not from when the job noticed it.
     seen = max(t for t in (old.last_reinforced_at, e["seen_at"]) if t)
     s.memories[old.id] = evolve(old, mention_count=mentions, salience=sal, last_reinforced_at=seen,
-                                 confidence=_raised(old.confidence, new.confidence, e.get("step")))
+                                confidence=_raised(old.confidence, new.confidence, e.get("step")))
     s.memories[new.id] = evolve(new, status="archived", merged_into=old.id)
 
 
@@ -161,7 +161,7 @@ def _resolve(s: State, e: dict) -> None:
         m = s.memories.get(loser)
         if m is not None and m.status in ("active", "expired", "superseded"):  # stale, not just short-lived
             s.memories[loser] = evolve(m, status="superseded", invalid_at=e["at"],
-                                        superseded_by=winner, reason=why)
+                                       superseded_by=winner, reason=why)
         return
     for x, y in ((old, new), (new, old)):  # both / dismiss: both hold; never flag this pair again
         _reinstate(s, x, y)
@@ -213,7 +213,7 @@ def _reinstate_event(s: State, e: dict) -> None:
     m = s.memories.get(e["id"])
     if m is not None and m.status == "superseded":
         s.memories[m.id] = evolve(m, status="active", invalid_at=None, superseded_by=None,
-                                   reason=e.get("reason"))
+                                  reason=e.get("reason"))
 
 
 def _import(s: State, e: dict) -> None:
