@@ -11,8 +11,8 @@ command and reports "> S s"):
             run (`python -c "import typer, tantivy, numpy, usearch.index"`, as bench/recall.py),
             peak RSS; then `snapshot`.
   whole     what covers the whole store: every `export` format and --history, an agent's export,
-            its --history and brief
-            under grants that hide two domains, `verify`, a history `import` of 200 events.
+            its --history and brief under grants that hide two domains, `verify`, a history
+            `import` of 200 events.
   snapshot  opening with and without a snapshot: `stats`, `show` and in-process load_state;
             `snapshot` from the fold, then again from the snapshot it wrote.
   nightly   the first `consolidate` after the store's bulk import (at --now) and a `snapshot`
@@ -275,8 +275,8 @@ GRANTS = '\n[agents]\nbench = "bench"\n\n[grants.bench]\neng = "none"\nsales = "
 
 def whole(store: Path, env: dict, now: str, timeout: float) -> list[dict]:
     """The commands that cover the whole store: every `export` format and --history (to a
-    file), an agent's export, history and brief under grants that hide two domains, `verify`, and a history
-    `import` of 200 events (last: it writes)."""
+    file), an agent's export, history and brief under grants that hide two domains, `verify`,
+    and a history `import` of 200 events (last: it writes)."""
     n = ["--now", now]
     out = store.parent / f"{store.name}-export"
     rows = []

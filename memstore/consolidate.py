@@ -53,6 +53,7 @@ from .fold import RETIRED, apply_stage
 from .model import AXES, EPISODIC_KINDS, Memory, normalize_text
 from .remember import reinforce_step
 from .salience import composite
+from .state import _CANONICAL
 from .timeutil import ts_after
 from .working import Working
 
@@ -303,15 +304,9 @@ def _ids(events: list[dict]) -> set[str]:
     return {i for e in events for i in touched_ids(e)}
 
 
-def _order(m: Memory) -> tuple:
-    """Newer means later in event time, then in record order (a backfilled note is old news).
-    Event times of any precision are ISO prefixes, so their text sorts in time order."""
-    return (m.occurred_at, m.seq, m.id)
-
-
-_ORDER = attrgetter("occurred_at", "seq", "id")  # ``_order``, for sorting many
-_ID = attrgetter("id")
-_CANONICAL = attrgetter("seq", "id")  # a listing's order (State.ordered)
+# Newer means later in event time, then in record order (a backfilled note is old news).
+# Event times of any precision are ISO prefixes, so their text sorts in time order.
+_order = attrgetter("occurred_at", "seq", "id")  # (m.occurred_at, m.seq, m.id)
 
 
 def _fresh(m: Memory, since: str, s) -> bool:
@@ -361,9 +356,9 @@ def _near_duplicates(s, now: str, config, embedder, memo: _Memo) -> list[dict]:
             if m.subject in subjects and (key := (m.domain or "", m.subject)) in wanted:
                 groups.setdefault(key, []).append(m)
         for members in groups.values():
-            members.sort(key=_ORDER)
+            members.sort(key=_order)
     else:  # (members kept in order: a record's _order never changes)
-        held = {key: [m for m in map(s.memories.__getitem__, map(_ID, memo.groups[key])) if m.status == "active"]
+        held = {key: [m for m in (s.memories[x.id] for x in memo.groups[key]) if m.status == "active"]
                 for key in wanted}
         # in the order a scan meets them: by the first of their records in canonical order
         for key in sorted((k for k in held if held[k]), key=lambda k: min(map(_CANONICAL, held[k]))):

@@ -200,6 +200,12 @@ def _utf8(value: str) -> bool:
     return True
 
 
+def _label_ok(v) -> bool:
+    """``_label`` of a value that is not None, as a verdict."""
+    return (type(v) is str and len(v) <= MAX_LABEL and bool(v.strip()) and not _NOT_IN_A_LABEL.search(v)
+            and _utf8(v))
+
+
 def _fraction(v) -> bool:
     return (type(v) is float or type(v) is int) and 0 <= v <= 1  # (NaN and infinities fail the range)
 
@@ -216,16 +222,11 @@ def _record_ok(d, max_chars: int) -> bool:
             or not _utf8(v)):
         return False
     for name in _LABEL_FIELDS:
-        if (v := get(name)) is not None and (type(v) is not str or len(v) > MAX_LABEL or not v.strip()
-                                             or _NOT_IN_A_LABEL.search(v) or not _utf8(v)):
+        if (v := get(name)) is not None and not _label_ok(v):
             return False
-    if (v := get("actors", _MISSING)) is not _MISSING:
-        if type(v) is not list or len(v) > MAX_LIST:
-            return False
-        for a in v:
-            if (type(a) is not str or len(a) > MAX_LABEL or not a.strip() or _NOT_IN_A_LABEL.search(a)
-                    or not _utf8(a)):
-                return False
+    if (v := get("actors", _MISSING)) is not _MISSING and (
+            type(v) is not list or len(v) > MAX_LIST or not all(map(_label_ok, v))):
+        return False
     for name, default, allowed in _CHOICES:
         if type(v := get(name, default)) is not str or v not in allowed:
             return False

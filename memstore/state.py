@@ -93,8 +93,10 @@ def recurrence_after(mentions: int) -> float:
     return round(1.0 - 1.0 / mentions, 4)
 
 
-def state_rows(s: State) -> list[dict]:
-    return [memory_to_dict(m) for m in s.ordered()]
+def state_rows(s: State):
+    """The state's rows in canonical order, each made as it is read (a million held at once
+    took gigabytes)."""
+    return map(memory_to_dict, s.ordered())
 
 
 # Fields added after the first log format leave the digest while at their default, so a

@@ -7,9 +7,8 @@ import os
 from dataclasses import dataclass, field, replace
 
 from ..fold import apply_event, known_op
-from ..model import memory_to_dict
 from ..schema import id_problem
-from ..state import State
+from ..state import State, state_rows
 from ..store.fs import temp_writer
 from ..store.layout import LOG_NAME, Layout
 from ..store.log import in_order, log_files, parsed
@@ -38,9 +37,7 @@ class Fold:
 
     def _capture(self, seq: int) -> None:
         s = self.state
-        # (each row built as it is hashed: a million rows held at once took gigabytes)
-        self.captured[seq] = (rows_checksum(map(memory_to_dict, s.ordered())), dict(sorted(s.keys.items())),
-                              len(s.memories))
+        self.captured[seq] = (rows_checksum(state_rows(s)), dict(sorted(s.keys.items())), len(s.memories))
         self.marks[seq] = dict(s.marks)
 
 
