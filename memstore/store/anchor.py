@@ -9,8 +9,9 @@ never edited or moved, so an anchor stays valid for as long as the log exists.
 Partitions before the anchor's are never appended to again (appends go to the newest one),
 so the anchor also records each one's name, byte size, mtime and sha256 (``log``): a reader
 compares the names, sizes and mtimes (one stat each), so a partition truncated, removed,
-written over or replaced by another store's is seen without reading it (a copy of the store
-that keeps mtimes, as ``cp -a`` does, stays valid); verify compares the hashes too.
+written over or replaced by another store's is seen without reading it; verify compares the
+hashes too. A partition whose mtime alone changed (a copy of the store that did not keep
+mtimes) is hashed once and compared with the recorded sha256 (store/statcache.py).
 The anchor's own partition is checked by the anchored line itself (its offset and bytes).
 """
 
@@ -24,6 +25,7 @@ from pathlib import Path
 from .fs import sha256_file
 from .layout import LOG_NAME, Layout
 from .log import line_seq, log_files
+from .statcache import same_bytes
 
 _CHUNK = 1 << 16
 
@@ -154,8 +156,8 @@ def anchor_problem(layout: Layout, anchor, seq: int, *, hashes: bool = False,
     for (path, st), (name, want, mtime, sha) in zip(have, recorded, strict=True):
         if st.st_size != want:
             return f"log/{name} holds {st.st_size} bytes, {want} when this was written (truncated or replaced)"
-        if st.st_mtime_ns != mtime:
-            return f"log/{name} was written over since this was written (its mtime changed)"
+        if st.st_mtime_ns != mtime and not hashes and not same_bytes(layout, path, st, sha, sha256_file):
+            return f"log/{name} was written over since this was written (its mtime and sha256 changed)"
         if hashes:
             try:
                 same = sha256_file(path) == sha

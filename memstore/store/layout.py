@@ -18,7 +18,7 @@ INDEXES = ("records", "lexical", "vectors")
 # directory holding anything else (and no log/) is someone's project, not a store: it is
 # never adopted, so no write or `verify --repair` can touch its files.
 OWN_NAMES = {"log": "dir", "snapshots": "dir", "index": "dir", "brief": "dir",
-             "memstore.toml": "file", ".lock": "file"}
+             "memstore.toml": "file", ".lock": "file", ".stat-cache.json": "file"}
 
 
 @dataclass(frozen=True)
@@ -64,6 +64,11 @@ class Layout:
     @property
     def lock_path(self) -> Path:
         return self.root / ".lock"
+
+    @property
+    def stat_cache_path(self) -> Path:
+        """Which files' bytes were found unchanged though their mtime was not (statcache)."""
+        return self.root / ".stat-cache.json"
 
     def exists(self) -> bool:
         return self.log_dir.is_dir()
