@@ -391,6 +391,7 @@ def test_a_copy_that_did_not_keep_mtimes_reads_its_snapshot_and_indexes(months, 
     import memstore.store.anchor as anchor
     from memstore.store import statcache
 
+    monkeypatch.setattr(statcache, "_RACY_NS", 0)  # (the copy's ctimes are seconds old)
     store = copy_without_mtimes(months["base"], tmp_path / "s")
     manifests = {p: p.read_bytes() for p in store.glob("index/**/*.json")}
     assert answers(store, months["ids"]) == months["golden"]
@@ -431,12 +432,28 @@ def test_a_copied_partition_edited_after_its_check_is_not_trusted(months, tmp_pa
     assert want != months["golden"] and answers(store, months["ids"]) == want
 
 
+def test_a_file_changed_moments_before_its_check_is_not_cached(months, tmp_path):
+    """An entry is kept only once its file's ctime is 2 s older than the cache's write (the
+    file system's clock): bytes written again within a coarse clock's tick after the check
+    could leave the ctime as it was. Such a file is hashed again by the next read."""
+    from memstore.store import statcache
+
+    store = copy_without_mtimes(months["base"], tmp_path / "s")  # (every ctime: just now)
+    assert _trusted(store) == []
+    assert json.loads((store / ".stat-cache.json").read_text())["files"] == {}
+    statcache._seen.clear()
+    assert _trusted(store) == []  # (hashed again, and still the same bytes)
+
+
 @pytest.mark.parametrize("cache", [b"not json", b'{"format": "memstore-stat-cache/1", "files": []}',
                                    b'{"format": "memstore-stat-cache/1", "files": {"log/2026-05.jsonl": [1, "2"]}}',
                                    b'{"format": "other", "files": {}}', b"[" * 100_000, b" " * (5 << 20)],
                          ids=["not JSON", "files a list", "an entry of the wrong shape", "another format",
                               "nested too deep", "too big"])
-def test_a_damaged_stat_cache_is_read_as_empty(months, tmp_path, cache):
+def test_a_damaged_stat_cache_is_read_as_empty(months, tmp_path, monkeypatch, cache):
+    from memstore.store import statcache
+
+    monkeypatch.setattr(statcache, "_RACY_NS", 0)
     store = copy_without_mtimes(months["base"], tmp_path / "s")
     (store / ".stat-cache.json").write_bytes(cache)
     assert answers(store, months["ids"]) == months["golden"]

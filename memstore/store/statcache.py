@@ -26,16 +26,16 @@ import threading
 from collections.abc import Callable
 from pathlib import Path
 
-from ..errors import StoreError
 from .layout import Layout
 
 FORMAT = "memstore-stat-cache/1"
 _MAX_BYTES = 1 << 22  # a cache bigger than this is not one memstore wrote: read as empty
 _MAX_ENTRIES = 4096  # a store holds a few hundred files; more are from files since removed
+_RACY_NS = 2 * 10**9  # (``_save``)
 
 _lock = threading.Lock()  # (``serve`` checks files from several threads)
-# what this process hashed, by absolute path: (size, mtime_ns, ctime_ns, digest)
-_seen: dict[str, tuple[int, int, int, str]] = {}
+# what this process hashed, by (device, inode): (size, mtime_ns, ctime_ns, digest)
+_seen: dict[tuple[int, int], tuple[int, int, int, str]] = {}
 
 
 def same_bytes(layout: Layout, path: Path, st: os.stat_result, recorded: str,
@@ -45,7 +45,7 @@ def same_bytes(layout: Layout, path: Path, st: os.stat_result, recorded: str,
     From this process's or the store's cache when the file is unchanged since it was last
     hashed, else by hashing it; an unreadable file is not the same."""
     key = (st.st_size, st.st_mtime_ns, st.st_ctime_ns)
-    where = os.fspath(path)
+    where = (st.st_dev, st.st_ino)  # (not the path: a relative one names another file elsewhere)
     with _lock:
         known = _seen.get(where)
     if known is None or known[:3] != key:
@@ -97,10 +97,14 @@ def _load(layout: Layout) -> dict[str, list]:
 
 
 def _save(layout: Layout, rel: str, entry: tuple[int, int, int, str]) -> None:
-    """Add one entry, keeping those whose files are still as they were hashed; best effort."""
+    """Add one entry, keeping those whose files are still as they were hashed; best effort.
+    No entry is kept whose ctime is within ``_RACY_NS`` of the write (the file system's own
+    clock, read off the new file): bytes written again in the same tick of a coarse clock
+    after they were hashed could leave the ctime as it was (git's "racy" entries). They are
+    hashed again by a later read."""
     import orjson
 
-    from .fs import write_atomic
+    from .fs import FILE_MODE, write_all
 
     files = {}
     for name, old in _load(layout).items():
@@ -113,9 +117,20 @@ def _save(layout: Layout, rel: str, entry: tuple[int, int, int, str]) -> None:
     files[rel] = list(entry)
     if len(files) > _MAX_ENTRIES:
         return
-    data = orjson.dumps({"files": files, "format": FORMAT}, option=orjson.OPT_SORT_KEYS) + b"\n"
-    try:
-        with _lock:
-            write_atomic(layout.stat_cache_path, data)
-    except (StoreError, OSError):
-        pass  # a read-only or another user's store: hashed again next time
+    path = layout.stat_cache_path
+    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")  # (write_atomic's name: verify knows it)
+    with _lock:
+        try:
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, FILE_MODE)
+            try:
+                now = os.fstat(fd).st_mtime_ns
+                kept = {n: e for n, e in files.items() if e[2] <= now - _RACY_NS}
+                write_all(fd, orjson.dumps({"files": kept, "format": FORMAT}, option=orjson.OPT_SORT_KEYS) + b"\n")
+            finally:
+                os.close(fd)
+            os.replace(tmp, path)  # (no fsync: a cache lost in a crash is hashed again)
+        except OSError:  # a read-only or another user's store: hashed again next time
+            try:
+                tmp.unlink()
+            except OSError:
+                pass
