@@ -447,9 +447,10 @@ def test_a_file_changed_moments_before_its_check_is_not_cached(months, tmp_path)
 
 @pytest.mark.parametrize("cache", [b"not json", b'{"format": "memstore-stat-cache/1", "files": []}',
                                    b'{"format": "memstore-stat-cache/1", "files": {"log/2026-05.jsonl": [1, "2"]}}',
-                                   b'{"format": "other", "files": {}}', b"[" * 100_000, b" " * (5 << 20)],
+                                   b'{"format": "other", "files": {}}', b"[" * 100_000, b" " * (5 << 20),
+                                   b'{"format": "memstore-stat-cache/1", "files": {"../../etc/passwd": [1, 2, 3, "x"]}}'],
                          ids=["not JSON", "files a list", "an entry of the wrong shape", "another format",
-                              "nested too deep", "too big"])
+                              "nested too deep", "too big", "a name outside the store"])
 def test_a_damaged_stat_cache_is_read_as_empty(months, tmp_path, monkeypatch, cache):
     from memstore.store import statcache
 
@@ -457,7 +458,8 @@ def test_a_damaged_stat_cache_is_read_as_empty(months, tmp_path, monkeypatch, ca
     store = copy_without_mtimes(months["base"], tmp_path / "s")
     (store / ".stat-cache.json").write_bytes(cache)
     assert answers(store, months["ids"]) == months["golden"]
-    assert "log/2026-05.jsonl" in json.loads((store / ".stat-cache.json").read_text())["files"]
+    files = json.loads((store / ".stat-cache.json").read_text())["files"]
+    assert "log/2026-05.jsonl" in files and not any(".." in name for name in files)
 
 
 # --- read-only stores and empty stores ------------------------------------------------------------

@@ -4,7 +4,7 @@ keep mtimes (``cp -r``, ``scp -r``, ``rsync`` without ``-t``, a git checkout, a 
 A snapshot's anchor and each index manifest record every file they depend on as (size,
 mtime, digest), so that a read trusts a file for one stat. A copy with new mtimes failed
 that stat for every file: each read folded the whole log instead of opening the snapshot
-(``stats`` at 1M: about 60 s and 3.2 GB instead of 0.4 s), and the first catch-up deleted
+(``stats`` at 1M: 39-67 s and 2.3-3.2 GB instead of 0.4-0.9 s), and the first catch-up deleted
 the indexes and embedded every text again. So when only the mtime differs, the file is
 hashed and compared with the recorded digest (what verify does for every file), and the
 answer is kept in ``STORE/.stat-cache.json`` under the size, mtime and ctime seen: the next
@@ -93,7 +93,13 @@ def _load(layout: Layout) -> dict[str, list]:
         return {}
     return {rel: entry for rel, entry in files.items()
             if isinstance(entry, list) and len(entry) == 4 and all(type(v) is int for v in entry[:3])
-            and isinstance(entry[3], str) and len(entry[3]) <= 256}
+            and isinstance(entry[3], str) and len(entry[3]) <= 256 and _inside(rel)}
+
+
+def _inside(rel: str) -> bool:
+    """Whether a name the cache holds is a path under the store (a hostile one may name any)."""
+    parts = rel.split("/")
+    return bool(rel) and not rel.startswith("/") and "\x00" not in rel and ".." not in parts and "" not in parts
 
 
 def _save(layout: Layout, rel: str, entry: tuple[int, int, int, str]) -> None:
