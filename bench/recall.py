@@ -51,6 +51,54 @@ def synth(n: int, seed: int = 7):
         }
 
 
+# --shape zipf (bench/scale.py): text drawn from a 30,000-word vocabulary by a Zipf-Mandelbrot
+# law (the uniform shape's 56 words are its most frequent; the first is in ~6% of texts, as
+# a common content word is), 5 to 14 words a text, and 60% of the memories on one of 20,000
+# subjects, also by such a law (the first holds ~2%; the rest have no subject); domains,
+# actors, kinds and times as the uniform shape's. The uniform shape puts every word in about
+# a tenth of all texts and every memory in one of 500 subjects: each new memory's update
+# candidates and near-duplicate group are then a large share of the store.
+SYLLABLES = [c + v for c in "bdfgklmnprstvz" for v in "aeiou"]
+
+
+def _cumulative(n: int, s: float, q: float) -> list[float]:
+    """Zipf-Mandelbrot weights of ranks 1..n (a weight (rank + q) ** -s), cumulated."""
+    acc, out = 0.0, []
+    for rank in range(1, n + 1):
+        acc += (rank + q) ** -s
+        out.append(acc)
+    return out
+
+
+def _vocabulary(n: int = 30_000, seed: int = 11) -> list[str]:
+    rng = random.Random(seed)
+    words, seen = list(WORDS), set(WORDS)
+    while len(words) < n:
+        w = "".join(rng.choice(SYLLABLES) for _ in range(rng.randint(2, 4)))
+        if w not in seen:
+            seen.add(w)
+            words.append(w)
+    return words
+
+
+def synth_zipf(n: int, seed: int = 7, start: int = 0, occurred: str | None = None):
+    """Rows of the zipf shape (above); ``start`` numbers them (a night's rows follow the
+    bulk's), ``occurred`` fixes their event day."""
+    rng = random.Random(seed)
+    vocab = _vocabulary()
+    words_at, subjects_at = _cumulative(len(vocab), 1.0, 20), _cumulative(20_000, 1.0, 5)
+    for i in range(start, start + n):
+        words = rng.choices(vocab, cum_weights=words_at, k=rng.randint(5, 14))
+        words += [rng.choice(JA)] if i % 3 == 0 else []
+        row = {"text": f"{' '.join(words)} #{i}", "kind": KINDS[i % len(KINDS)],
+               "domain": ["eng", "ops", "sales", "personal"][rng.randrange(4)],
+               "actors": [ACTORS[i % 8]] + ([ACTORS[(i * 7) % 8]] if i % 5 == 0 else []),
+               "occurred_at": occurred or f"2026-{1 + i % 12:02d}-{1 + i % 28:02d}"}
+        if rng.random() < 0.6:
+            row["subject"] = f"topic-{rng.choices(range(20_000), cum_weights=subjects_at)[0]}"
+        yield row
+
+
 def sh(*args, env=None) -> float:
     t = time.perf_counter()
     subprocess.run(args, check=True, env=env, stdout=subprocess.DEVNULL)
@@ -61,12 +109,12 @@ def du(path: Path) -> int:
     return sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
 
 
-def build(store: Path, n: int, env: dict) -> dict:
+def build(store: Path, n: int, env: dict, shape: str = "uniform") -> dict:
     (store).mkdir(parents=True)
     (store / "memstore.toml").write_text('[embedder]\nname = "hashing"\n')
     chunk = 100_000
     remember_s = 0.0
-    rows = synth(n)
+    rows = synth(n) if shape == "uniform" else synth_zipf(n)
     done = 0
     while done < n:
         part = Path(store.parent / "bulk.jsonl")

@@ -47,7 +47,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from recall import ACTORS, JA, KINDS, WORDS, build  # noqa: E402  (bench/recall.py builds the stores)
+from recall import ACTORS, JA, KINDS, WORDS, build, synth_zipf  # noqa: E402  (bench/recall.py builds the stores)
 
 FLOOR = "import typer, tantivy, numpy, usearch.index"
 MEMSTORE = str(Path(sys.executable).with_name("memstore")) if Path(sys.executable).with_name(
@@ -345,7 +345,10 @@ def whole(store: Path, env: dict, now: str, timeout: float) -> list[dict]:
     return rows
 
 
-def nightly_rows(count: int, occurred: str):
+def nightly_rows(count: int, occurred: str, shape: str = "uniform"):
+    if shape == "zipf":  # new texts of the same distribution, numbered after the bulk's
+        yield from synth_zipf(count, seed=15, start=10_000_000, occurred=occurred)
+        return
     rng = random.Random(15)
     for i in range(count):
         row = {"text": f"{' '.join(rng.sample(WORDS, 7))} {rng.choice(JA) if i % 3 == 0 else ''} night #{i}".replace(
@@ -357,13 +360,14 @@ def nightly_rows(count: int, occurred: str):
         yield row
 
 
-def nightly(store: Path, env: dict, now: str, later: str, timeout: float, count: int) -> list[dict]:
+def nightly(store: Path, env: dict, now: str, later: str, timeout: float, count: int,
+            shape: str = "uniform") -> list[dict]:
     """The store's first consolidation (its memories arrived as one bulk import, at ``now``)
     and its snapshot, then a night: ``count`` new memories at ``later``, consolidate,
     distill, index, snapshot."""
     batch = store.parent / f"{store.name}.night.jsonl"
     batch.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n"
-                             for r in nightly_rows(count, later[:10])))
+                             for r in nightly_rows(count, later[:10], shape)))
     n = ["--now", later]
     rows = []
     for label, argv in [("consolidate (after the bulk import)", cli(store, "consolidate", "--now", now)),
@@ -485,6 +489,8 @@ def main() -> None:
     ap.add_argument("--keep-night", action="store_true",
                     help="with --scratch: keep the nightly section's store after its night (SCRATCH/s<N>-night), "
                          "e.g. for bench/ab.py")
+    ap.add_argument("--shape", choices=("uniform", "zipf"), default="uniform",
+                    help="the stores' texts and subjects (bench/recall.py): zipf stores are kept as s<N>-zipf")
     ap.add_argument("--floor-runs", type=int, default=5)
     ap.add_argument("--nightly-n", type=int, default=1000)
     ap.add_argument("--ingest-n", type=int, default=400)
@@ -524,7 +530,8 @@ def main() -> None:
         stores = {}
         build_env = {**env, "MEMSTORE_CACHE_DIR": str(root / "cache")}
         for n in sizes:
-            store, figures = root / f"s{n}", root / f"s{n}.build.json"
+            name = f"s{n}" if args.shape == "uniform" else f"s{n}-{args.shape}"
+            store, figures = root / name, root / f"{name}.build.json"
             if store.exists() and (args.reuse or args.skip_build):
                 stores[n] = store
             elif args.skip_build:
@@ -532,7 +539,7 @@ def main() -> None:
             else:
                 shutil.rmtree(store, ignore_errors=True)
                 print(f"N={n}: building {store} ...", flush=True)
-                b = build(store, n, build_env)
+                b = build(store, n, build_env, args.shape)
                 b["built"] = time.strftime("%Y-%m-%d %H:%M:%S")
                 figures.write_text(json.dumps(b))
                 stores[n] = store
@@ -551,10 +558,10 @@ def main() -> None:
         wenv = {**env, "MEMSTORE_CACHE_DIR": str(cache)}
         for n, store in stores.items():
             fig = report["sizes"][str(n)] = {"store": str(store), "loadavg": os.getloadavg()[0]}
-            bj = root / f"s{n}.build.json"
+            bj = store.with_name(f"{store.name}.build.json")
             if bj.exists():
                 fig["build"] = json.loads(bj.read_text())
-            work = scratch / f"s{n}"
+            work = scratch / store.name
             if only & {"reads", "whole", "snapshot"}:
                 fig["copy_s"] = copy_store(store, work)
             if "reads" in only:
@@ -584,9 +591,9 @@ def main() -> None:
                 shutil.rmtree(work, ignore_errors=True)
                 save()
             if "nightly" in only:
-                night = scratch / f"s{n}-night"
+                night = scratch / f"{store.name}-night"
                 fig["nightly_copy_s"] = copy_store(store, night)
-                fig["nightly"] = nightly(night, wenv, now, later, args.timeout, args.nightly_n)
+                fig["nightly"] = nightly(night, wenv, now, later, args.timeout, args.nightly_n, args.shape)
                 if not args.keep_night:
                     shutil.rmtree(night, ignore_errors=True)
                 table(f"nightly at N={n:,}: {args.nightly_n:,} new memories at --now {later}", fig["nightly"],

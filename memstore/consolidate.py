@@ -700,15 +700,20 @@ def _promote(s, now: str, config) -> list[dict]:
     for m in _select(s, "promote", lambda m: m.status == "active" and m.tier == "short" and m.level == "raw"):
         groups.setdefault(_group_key(m), []).append(m)
     events = []
+    # (a night at 1M may hold 450,000 short-term records, most of them alone in their group:
+    # the cheap tests first, a lone record kept as it is, the saliences only when needed)
     for members in groups.values():
-        ids = {m.id for m in members}
-        members = [m for m in members  # the older side of an open conflict is not a repetition
-                   if not any(o in ids and _order(s.memories[o]) > _order(m) for o in m.conflicts_with)]
-        mentions = sum(m.mention_count for m in members)
-        peak = max(composite(m.salience, m.confidence, weights) for m in members)
+        if len(members) > 1:  # the older side of an open conflict is not a repetition
+            ids = {m.id for m in members}
+            members = [m for m in members
+                       if not any(o in ids and _order(s.memories[o]) > _order(m) for o in m.conflicts_with)]
         belief = sum(m.confidence for m in members) / len(members)
-        if (mentions < c["min_occurrences"] and peak < c["salience_floor"]) or belief < c["min_confidence"]:
+        if belief < c["min_confidence"]:
             continue
+        mentions = sum(m.mention_count for m in members)
+        if mentions < c["min_occurrences"] and all(composite(m.salience, m.confidence, weights)
+                                                   < c["salience_floor"] for m in members):
+            continue  # (no peak reaches the floor)
         members.sort(key=_order)
         rep = members[-1]
         salience = {a: max(getattr(m.salience, a) for m in members) for a in AXES}

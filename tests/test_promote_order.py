@@ -1,0 +1,99 @@
+"""consolidate's promote decides each group with its cheap tests first (a lone record as it
+is, mean confidence, then mentions, the saliences last and only until one reaches the
+floor), and normalize_text takes a fast path for ASCII. Both are held here to the former
+formulas, on any records and any text."""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from memstore.config import load_config
+from memstore.consolidate import _order, _promote
+from memstore.model import AXES, Memory, Salience, normalize_text
+from memstore.salience import composite
+from memstore.state import State
+
+_SPACES = re.compile(r"\s+")
+
+
+def former_normalize(text: str) -> str:
+    return _SPACES.sub(" ", unicodedata.normalize("NFKC", text)).strip().casefold()
+
+
+def test_every_ascii_character_normalizes_as_before():
+    for i in range(128):
+        for text in (chr(i), f"a{chr(i)}b", f"{chr(i)}{chr(i)}x{chr(i)}"):
+            assert normalize_text(text) == former_normalize(text), repr(text)
+
+
+@given(st.text(alphabet=st.characters(max_codepoint=127), max_size=40))
+def test_ascii_text_normalizes_as_before(text):
+    assert normalize_text(text) == former_normalize(text)
+
+
+@given(st.text(max_size=40))
+def test_any_text_normalizes_as_before(text):
+    assert normalize_text(text) == former_normalize(text)
+
+
+def former_promote(s, now, config) -> list[dict]:
+    """consolidate._promote before the reordering (0.12.10), word for word."""
+    from memstore.consolidate import _group_key, _select
+
+    c, weights = config["consolidate"], config["salience"]["weights"]
+    groups: dict[tuple, list[Memory]] = {}
+    for m in _select(s, "promote", lambda m: m.status == "active" and m.tier == "short" and m.level == "raw"):
+        groups.setdefault(_group_key(m), []).append(m)
+    events = []
+    for members in groups.values():
+        ids = {m.id for m in members}
+        members = [m for m in members
+                   if not any(o in ids and _order(s.memories[o]) > _order(m) for o in m.conflicts_with)]
+        mentions = sum(m.mention_count for m in members)
+        peak = max(composite(m.salience, m.confidence, weights) for m in members)
+        belief = sum(m.confidence for m in members) / len(members)
+        if (mentions < c["min_occurrences"] and peak < c["salience_floor"]) or belief < c["min_confidence"]:
+            continue
+        members.sort(key=_order)
+        rep = members[-1]
+        salience = {a: max(getattr(m.salience, a) for m in members) for a in AXES}
+        events.append({"op": "promote", "at": now, "id": rep.id, "members": [m.id for m in members[:-1]],
+                       "salience": salience, "confidence": round(belief, 4), "mention_count": mentions})
+    return events
+
+
+fraction = st.sampled_from([0.0, 0.1, 0.3, 0.39, 0.4, 0.41, 0.5, 0.7, 0.9, 1.0])
+record = st.fixed_dictionaries({
+    "group": st.sampled_from([0, 0, 1, 2, 5]),  # subjects 0-2; 5: no subject (a text group)
+    "text": st.sampled_from(["Deploy on Fridays", "deploy  on fridays", "pager rota", "パスワード", "billing"]),
+    "tier": st.sampled_from(["short", "short", "long"]),
+    "status": st.sampled_from(["active", "active", "active", "expired"]),
+    "confidence": fraction,
+    "mentions": st.integers(min_value=1, max_value=4),
+    "salience": st.lists(fraction, min_size=len(AXES), max_size=len(AXES)),
+    "conflicts": st.lists(st.integers(min_value=0, max_value=7), max_size=3),
+})
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(record, min_size=1, max_size=8), st.sampled_from([1, 2, 3]), fraction, fraction)
+def test_promote_decides_as_the_former_formula(records, occurrences, floor, confidence):
+    config = load_config(f"[consolidate]\nmin_occurrences = {occurrences}\nsalience_floor = {floor}\n"
+                         f"min_confidence = {confidence}\n")
+    ids = [f"m{i:015x}" for i in range(len(records))]
+    memories = {}
+    for i, r in enumerate(records):
+        m = Memory(id=ids[i], text=f"{r['text']} {i}" if r["group"] < 5 else r["text"],
+                   recorded_at="2027-01-01T00:00:00Z", occurred_at="2027", precision="year",
+                   subject=None if r["group"] == 5 else f"topic-{r['group']}", tier=r["tier"],
+                   status=r["status"], confidence=r["confidence"], mention_count=r["mentions"],
+                   salience=Salience(*r["salience"]), seq=i + 1,
+                   conflicts_with=tuple(ids[j] for j in r["conflicts"] if j < len(records) and j != i))
+        memories[m.id] = m
+    state = State(memories=memories, seq=len(records), at="2027-01-01T00:00:00Z")
+    now = "2027-01-02T00:00:00Z"
+    assert _promote(state, now, config) == former_promote(state, now, config)
