@@ -3,6 +3,8 @@
     python bench/scale.py                                   # builds 100k and 1M stores (the 1M build: ~20 min)
     python bench/scale.py --keep DIR --reuse               # stores kept by this or by bench/recall.py --keep DIR
     python bench/scale.py --keep DIR --reuse --sizes 100000 --only reads,snapshot --json out.json
+    python bench/scale.py --keep DIR --sizes 1000000 --shape zipf --only nightly --timeout 1800
+                                                            # the second shape (bench/recall.py's synth_zipf)
 
 Sections, per size (each command a subprocess of its own, wall time and its own peak RSS
 and CPU seconds from os.wait4 (a worker's peak counts on its own, not summed); --timeout S stops a
@@ -273,6 +275,16 @@ def snapshot_open(store: Path, env: dict, now: str, timeout: float) -> list[dict
     return rows
 
 
+def timed(label: str, argv: list[str], env: dict, timeout: float, note) -> dict:
+    """One command measured, labelled, noted (``note(result)``) and said on stderr."""
+    r = measure(argv, env, timeout)
+    r.update(label=label, note=note(r))
+    del r["stdout_tail"]
+    print(f"  {label}: {fmt_wall(r, timeout)}, cpu {r['cpu_s']:.2f} s, {r['rss_mb']:.0f} MB", file=sys.stderr,
+          flush=True)
+    return r
+
+
 def copied(store: Path, env: dict, now: str, timeout: float) -> list[dict]:
     """Reads of a copy that did not keep mtimes (``store`` is a fresh `cp -r` of the kept one)."""
     mid = first_memory_id(store)
@@ -281,12 +293,7 @@ def copied(store: Path, env: dict, now: str, timeout: float) -> list[dict]:
     for label, argv in [("stats (the first read: hashes what it depends on)", cli(store, "stats", *n)),
                         ("stats again", cli(store, "stats", *n)), (f"show {mid}", cli(store, "show", mid, *n)),
                         ("recall billing --k 3 --no-touch", cli(store, "recall", "billing", "--k", "3", "--no-touch", *n))]:
-        r = measure(argv, env, timeout)
-        r.update(label=label, note=f"rc {r['rc']}")
-        del r["stdout_tail"]
-        rows.append(r)
-        print(f"  {label}: {fmt_wall(r, timeout)}, cpu {r['cpu_s']:.2f} s, {r['rss_mb']:.0f} MB", file=sys.stderr,
-              flush=True)
+        rows.append(timed(label, argv, env, timeout, lambda r: f"rc {r['rc']}"))
     return rows
 
 
@@ -379,12 +386,7 @@ def nightly(store: Path, env: dict, now: str, later: str, timeout: float, count:
                         ("index", cli(store, "-q", "index", *n)),
                         # the cron's last step again: from the snapshot above and the night's log
                         ("snapshot (the night's)", cli(store, "-q", "snapshot", *n))]:
-        r = measure(argv, env, timeout)
-        r.update(label=label, note=f"{r['lines']} lines out")
-        del r["stdout_tail"]
-        rows.append(r)
-        print(f"  {label}: {fmt_wall(r, timeout)}, cpu {r['cpu_s']:.2f} s, {r['rss_mb']:.0f} MB", file=sys.stderr,
-              flush=True)
+        rows.append(timed(label, argv, env, timeout, lambda r: f"{r['lines']} lines out"))
     batch.unlink()
     return rows
 
