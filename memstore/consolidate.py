@@ -700,7 +700,7 @@ def _promote(s, now: str, config) -> list[dict]:
     for m in _select(s, "promote", lambda m: m.status == "active" and m.tier == "short" and m.level == "raw"):
         groups.setdefault(_group_key(m), []).append(m)
     events = []
-    # (a night at 1M may hold 450,000 short-term records, most of them alone in their group:
+    # (a night at 1M may hold 220,000 short-term records, most of them alone in their group:
     # the cheap tests first, a lone record kept as it is, the saliences only when needed)
     for members in groups.values():
         if len(members) > 1:  # the older side of an open conflict is not a repetition

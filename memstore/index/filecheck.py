@@ -7,9 +7,8 @@ store's is internally valid (its CRC footer passes) yet answers wrongly; the lis
 it. A read compares names, sizes and mtimes (one stat per file: a copy written over a file
 changes its mtime; a file whose mtime alone changed, as in a copy of the store that did not
 keep mtimes, is hashed once and compared with the list, store/statcache.py); verify also
-compares the hashes. Tantivy's own
-bookkeeping (dotfiles) and the manifest are not listed; files Tantivy leaves beside the
-listed ones are not read through meta.json, which is listed.
+compares the hashes. Tantivy's own bookkeeping (dotfiles) and the manifest are not listed;
+files Tantivy leaves beside the listed ones are not read through meta.json, which is listed.
 """
 
 from __future__ import annotations
