@@ -412,20 +412,22 @@ def test_a_copy_that_did_not_keep_mtimes_reads_its_snapshot_and_indexes(months, 
     assert (rc, out) == (0, "") and "is clean" in err, (out, err)
 
 
-def test_a_copied_partition_edited_after_its_check_is_not_trusted(months, tmp_path):
+def test_a_copied_partition_edited_after_its_check_is_not_trusted(months, tmp_path, monkeypatch):
     """The cache is keyed by size, mtime and ctime: bytes written over a file checked before
     and its mtime put back (ctime cannot be) are hashed again, and the read answers as the
     log does, not from the snapshot."""
+    from memstore.store import statcache
+
+    monkeypatch.setattr(statcache, "_RACY_NS", 0)  # (the copy's ctimes are seconds old)
     store = copy_without_mtimes(months["base"], tmp_path / "s")
     assert _trusted(store) == []  # (checked and cached)
+    assert "log/2026-05.jsonl" in json.loads((store / ".stat-cache.json").read_text())["files"]
     part = store / "log" / "2026-05.jsonl"
     st = part.stat()
     part.write_bytes(part.read_bytes().replace(b"may note 3", b"MAY note 3"))
     os.utime(part, ns=(st.st_atime_ns, st.st_mtime_ns))
     assert part.stat().st_size == st.st_size and part.stat().st_ctime_ns != st.st_ctime_ns
-    from memstore.store import statcache
-
-    statcache._seen.clear()  # (what this process hashed: another process starts without it)
+    monkeypatch.setattr(statcache, "_seen", {})  # (what this process hashed: another starts without it)
     assert any("log/2026-05.jsonl was written over" in why for why in _trusted(store))
     fresh = from_log(store, tmp_path / "fresh")
     want = answers(fresh, months["ids"])
