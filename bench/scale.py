@@ -489,7 +489,8 @@ def main() -> None:
                                                   "of the stores measured)")
     ap.add_argument("--scratch", help="working copies go here (default: a temporary directory, removed)")
     ap.add_argument("--keep-night", action="store_true",
-                    help="with --scratch: keep the nightly section's store after its night (SCRATCH/s<N>-night), "
+                    help="with --scratch: keep the nightly section's store after its night (SCRATCH/s<N>-night, "
+                         "SCRATCH/s<N>-zipf-night), "
                          "e.g. for bench/ab.py")
     ap.add_argument("--shape", choices=("uniform", "zipf"), default="uniform",
                     help="the stores' texts and subjects (bench/recall.py): zipf stores are kept as s<N>-zipf")
