@@ -585,7 +585,6 @@ def main() -> None:
                 save()
             shutil.rmtree(work, ignore_errors=True)
             if "copied" in only:
-                shutil.rmtree(work, ignore_errors=True)
                 t = time.perf_counter()
                 subprocess.run(["cp", "-r", str(store), str(work)], check=True)
                 fig["copied_copy_s"] = time.perf_counter() - t

@@ -237,7 +237,7 @@ _SPACES = re.compile(r"\s+")
 @lru_cache(maxsize=1 << 17)  # consolidate asks it of a text once per record it is compared with
 def normalize_text(text: str) -> str:
     """The form two texts must share to count as the same memory."""
-    if text.isascii():  # the same, 4x faster: NFKC leaves ASCII as it is, casefold is lower
+    if text.isascii():  # the same, faster: NFKC leaves ASCII as it is, casefold is lower
         return " ".join(text.split()).lower()  # there, and split() splits where \s matches
     return _SPACES.sub(" ", unicodedata.normalize("NFKC", text)).strip().casefold()
 

@@ -66,9 +66,15 @@ def temp_writer(name: str) -> int | None:
     return int(m.group(1)) if m else None
 
 
+def temp_path(path: Path) -> Path:
+    """Where a whole file is written before it is renamed over ``path`` (``TEMP_NAME``: verify
+    tells a dead writer's leftover by the pid in it)."""
+    return path.with_name(f".{path.name}.tmp{os.getpid()}")
+
+
 def write_atomic(path: Path, data: bytes) -> None:
     """Write a whole file so that readers see the old or the new version, never a mix."""
-    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
+    tmp = temp_path(path)
     try:
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, FILE_MODE)
         try:

@@ -110,7 +110,7 @@ def _save(layout: Layout, rel: str, entry: tuple[int, int, int, str]) -> None:
     hashed again by a later read."""
     import orjson
 
-    from .fs import FILE_MODE, write_all
+    from .fs import FILE_MODE, temp_path, write_all
 
     files = {}
     for name, old in _load(layout).items():
@@ -124,7 +124,7 @@ def _save(layout: Layout, rel: str, entry: tuple[int, int, int, str]) -> None:
     if len(files) > _MAX_ENTRIES:
         return
     path = layout.stat_cache_path
-    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")  # (write_atomic's name: verify knows it)
+    tmp = temp_path(path)  # (not write_atomic: the racy test reads the new file's mtime first)
     with _lock:
         try:
             fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, FILE_MODE)
