@@ -223,6 +223,10 @@ class _Memo:
         self.changed: dict[str, int] = {}  # id -> the last write that changed its ``_read``
         self.dirty: dict[str, int] = {}  # id -> the last write that changed what its check reads
         self.synced = 0  # how far the above follow the writes
+        # promote: each listed record's group key (``_group_key``: of fields no consolidate
+        # event changes), and how far in the run's writes the last promote had seen
+        self.group_of: dict[str, tuple] | None = None
+        self.promoted = 0
 
     def reset(self, postings: Postings) -> None:
         """New postings: every ranking and check is made again."""
@@ -694,11 +698,44 @@ def _group_key(m: Memory) -> tuple:
     return (m.domain or "", "text", normalize_text(m.text)[:60])
 
 
-def _promote(s, now: str, config) -> list[dict]:
+def _promote(s, now: str, config, memo: _Memo | None = None) -> list[dict]:
     c, weights = config["consolidate"], config["salience"]["weights"]
+
+    def short(m: Memory) -> bool:
+        return m.status == "active" and m.tier == "short" and m.level == "raw"
+
+    listing = _select(s, "promote", short)
+    written = s.memories.written if memo is not None and isinstance(s, Working) else None
     groups: dict[tuple, list[Memory]] = {}
-    for m in _select(s, "promote", lambda m: m.status == "active" and m.tier == "short" and m.level == "raw"):
-        groups.setdefault(_group_key(m), []).append(m)
+    if written is None or memo.group_of is None:  # every group (a run's first round)
+        group_of = {}
+        for m in listing:
+            key = group_of[m.id] = _group_key(m)
+            groups.setdefault(key, []).append(m)
+        if written is not None:
+            memo.group_of = group_of
+    else:
+        # A later round decides again only the groups a write since the last promote touched:
+        # a group's decision reads its members' records alone, and one none of whose members
+        # was written since decided nothing then (a promote writes its members), so it
+        # decides nothing now. Scanned in listing order, as the first round: the same groups
+        # in the same order, with the same members, as grouping the whole listing again.
+        group_of, redo = memo.group_of, set()
+        for i in set(written[memo.promoted:]):
+            key = group_of.get(i)
+            if key is None and short(m := s.memories[i]):  # (none joins a listing in a run: kept safe)
+                key = group_of[i] = _group_key(m)
+            if key is not None:
+                redo.add(key)
+        if redo:
+            for m in listing:
+                key = group_of.get(m.id)
+                if key is None:
+                    key = group_of[m.id] = _group_key(m)
+                if key in redo:
+                    groups.setdefault(key, []).append(m)
+    if written is not None:
+        memo.promoted = len(written)  # (this stage's own events are written after it returns)
     events = []
     # (a night at 1M may hold 220,000 short-term records, most of them alone in their group:
     # the cheap tests first, a lone record kept as it is, the saliences only when needed)
@@ -744,7 +781,8 @@ def consolidate(state, *, now: str, config, embedder=None, mapper=map, keyer=Non
             if stage is _near_duplicates:
                 found = stage(work, now, config, embedder, memo)
             else:
-                found = stage(work, now, config, memo) if stage is _updates else stage(work, now, config)
+                found = stage(work, now, config, memo) if stage in (_updates, _promote) else \
+                    stage(work, now, config)
                 apply_stage(work, found)
                 memo.touch(found)
             batch += found

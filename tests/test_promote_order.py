@@ -1,7 +1,8 @@
 """consolidate's promote decides each group with its cheap tests first (a lone record as it
 is, mean confidence, then mentions, the saliences last and only until one reaches the
 floor), and normalize_text takes a fast path for ASCII. Both are held here to the former
-formulas, on any records and any text."""
+formulas, on any records and any text. A run's later rounds decide only the groups written
+since its last promote: held to grouping every record again, over any writes."""
 
 from __future__ import annotations
 
@@ -12,10 +13,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from memstore.config import load_config
-from memstore.consolidate import _order, _promote
-from memstore.model import AXES, Memory, Salience, normalize_text
+from memstore.consolidate import _Memo, _order, _promote
+from memstore.fold import apply_stage
+from memstore.model import AXES, Memory, Salience, evolve, normalize_text
 from memstore.salience import composite
 from memstore.state import State
+from memstore.working import Working
 
 _SPACES = re.compile(r"\s+")
 
@@ -79,11 +82,7 @@ record = st.fixed_dictionaries({
 })
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.lists(record, min_size=1, max_size=8), st.sampled_from([1, 2, 3]), fraction, fraction)
-def test_promote_decides_as_the_former_formula(records, occurrences, floor, confidence):
-    config = load_config(f"[consolidate]\nmin_occurrences = {occurrences}\nsalience_floor = {floor}\n"
-                         f"min_confidence = {confidence}\n")
+def _state(records: list[dict]) -> State:
     ids = [f"m{i:015x}" for i in range(len(records))]
     memories = {}
     for i, r in enumerate(records):
@@ -94,6 +93,54 @@ def test_promote_decides_as_the_former_formula(records, occurrences, floor, conf
                    salience=Salience(*r["salience"]), seq=i + 1,
                    conflicts_with=tuple(ids[j] for j in r["conflicts"] if j < len(records) and j != i))
         memories[m.id] = m
-    state = State(memories=memories, seq=len(records), at="2027-01-01T00:00:00Z")
+    return State(memories=memories, seq=len(records), at="2027-01-01T00:00:00Z")
+
+
+def _config(occurrences, floor, confidence):
+    return load_config(f"[consolidate]\nmin_occurrences = {occurrences}\nsalience_floor = {floor}\n"
+                       f"min_confidence = {confidence}\n")
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(record, min_size=1, max_size=8), st.sampled_from([1, 2, 3]), fraction, fraction)
+def test_promote_decides_as_the_former_formula(records, occurrences, floor, confidence):
+    config = _config(occurrences, floor, confidence)
+    state = _state(records)
     now = "2027-01-02T00:00:00Z"
     assert _promote(state, now, config) == former_promote(state, now, config)
+
+
+write = st.fixed_dictionaries({
+    "record": st.integers(min_value=0, max_value=7),
+    "confidence": st.none() | fraction,
+    "mentions": st.none() | st.integers(min_value=1, max_value=4),
+    "status": st.none() | st.sampled_from(["active", "expired", "archived", "superseded"]),
+    "tier": st.none() | st.sampled_from(["short", "long"]),
+    "conflicts": st.none() | st.lists(st.integers(min_value=0, max_value=7), max_size=3),
+})
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(record, min_size=1, max_size=8), st.lists(st.lists(write, max_size=3), min_size=1, max_size=4),
+       st.sampled_from([1, 2, 3]), fraction, fraction)
+def test_a_later_round_decides_as_grouping_every_record_again(records, rounds, occurrences, floor, confidence):
+    """Each round: promote with the run's memo (a later round: only the groups written
+    since), equal to promote over a plain copy of the same records (every group); then its
+    events and some other writes (as the other stages make) are applied."""
+    config = _config(occurrences, floor, confidence)
+    work, memo = Working.of(_state(records)), _Memo()
+    ids = sorted(work.memories.keys())
+    now = "2027-01-02T00:00:00Z"
+    for writes in [[], *rounds]:
+        for w in writes:
+            m = work.memories[ids[w["record"] % len(ids)]]
+            changes = {name: w[key] for name, key in (("confidence", "confidence"), ("mention_count", "mentions"),
+                                                        ("status", "status"), ("tier", "tier"))
+                       if w[key] is not None}
+            if w["conflicts"] is not None:
+                changes["conflicts_with"] = tuple(ids[j] for j in w["conflicts"] if j < len(ids) and ids[j] != m.id)
+            work.memories[m.id] = evolve(m, **changes)
+        plain = State(memories=dict(work.memories), seq=work.seq, at=work.at)
+        events = _promote(work, now, config, memo)
+        assert events == _promote(plain, now, config)
+        apply_stage(work, events)
