@@ -87,11 +87,17 @@ class EmbeddingCache:
         import numpy as np
 
         out = np.empty((len(rows), self.dim), dtype=np.float32)
-        shape = (int(rows.max()) + 1,) if len(rows) else (0,)
+        # read in file order: the rows of a map lie together, each page touched once (a
+        # night's 220,000 group texts at 1M, read in the order asked, took a second)
+        order = np.argsort(rows, kind="stable")
+        rows, rec = rows[order], self._rec()
         for i in range(0, len(rows), _MAPPED):
-            mm = np.memmap(self.path, dtype=self._rec(), mode="r", shape=shape)
+            part = rows[i:i + _MAPPED]
+            first = int(part[0])
+            mm = np.memmap(self.path, dtype=rec, mode="r", offset=first * rec.itemsize,
+                           shape=(int(part[-1]) - first + 1,))
             try:
-                out[i:i + _MAPPED] = mm["v"][rows[i:i + _MAPPED]]
+                out[order[i:i + _MAPPED]] = mm["v"][part - first]
             finally:
                 del mm
         return out
