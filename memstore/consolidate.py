@@ -223,6 +223,7 @@ class _Memo:
         self.changed: dict[str, int] = {}  # id -> the last write that changed its ``_read``
         self.dirty: dict[str, int] = {}  # id -> the last write that changed what its check reads
         self.synced = 0  # how far the above follow the writes
+        self.pool = None  # a run over a snapshot: (its pool, the ids in it now, how far in the writes)
         # promote: each listed record's group key (``_group_key``: of fields no consolidate
         # event changes), and how far in the run's writes the last promote had seen
         self.group_of: dict[str, tuple] | None = None
@@ -356,13 +357,22 @@ def _near_duplicates(s, now: str, config, embedder, memo: _Memo) -> list[dict]:
     groups: dict[tuple, list[Memory]] = {}
     if redo is None or not wanted <= memo.groups.keys():
         subjects = {k[1] for k in wanted}
-        for m in candidates:
+        scan = candidates
+        if isinstance(s, Working) and s.source is not None and subjects:
+            # from a snapshot, the records listed are those the run opened with: the groups'
+            # other members are read from the table's columns (``rowscan.members``), not built
+            from .rowscan import members
+
+            scan = [*candidates, *members(s, subjects)]
+        for m in scan:
             if m.subject in subjects and (key := (m.domain or "", m.subject)) in wanted:
                 groups.setdefault(key, []).append(m)
-        for members in groups.values():
-            members.sort(key=_order)
+        for members_ in groups.values():
+            members_.sort(key=_order)
+        if scan is not candidates:  # in the order a scan of every record meets them (below)
+            groups = {k: groups[k] for k in sorted(groups, key=lambda k: min(map(_CANONICAL, groups[k])))}
     else:  # (members kept in order: a record's _order never changes)
-        held = {key: [m for m in (s.memories[x.id] for x in memo.groups[key]) if m.status == "active"]
+        held = {key: [m for m in (_now(s, x) for x in memo.groups[key]) if m.status == "active"]
                 for key in wanted}
         # in the order a scan meets them: by the first of their records in canonical order
         for key in sorted((k for k in held if held[k]), key=lambda k: min(map(_CANONICAL, held[k]))):
@@ -388,6 +398,14 @@ def _near_duplicates(s, now: str, config, embedder, memo: _Memo) -> list[dict]:
             events += found
         batch, texts = [], 0
     return events
+
+
+def _now(s, m):
+    """A group member as the run has it now: its record where one is built (a record the log
+    after the snapshot or the run changed is), else ``m`` itself (a ``rowscan.Member``
+    read from the snapshot, as its record still is)."""
+    found = dict.get(s.memories, m.id)
+    return m if found is None else found
 
 
 def duplicate_events(old: Memory, new: Memory, cosine: float, lower: float, upper: float, now: str,
@@ -472,18 +490,21 @@ _MAX_CANDIDATES = 20  # older records examined per new one, most shared words fi
 _LONG = 3 * _MAX_CANDIDATES  # the ranking a run keeps per new record (_Memo)
 
 
+def _pooled(m: Memory) -> bool:
+    """Whether ``m`` is in the update pool (``rowscan.pooled_rows`` is its column test). A
+    meeting is an event: the next one does not update it."""
+    return m.level == "raw" and m.outcome is None and m.status in _UPDATABLE and m.kind not in EPISODIC_KINDS
+
+
 def _updates(s, now: str, config, memo: _Memo) -> list[dict]:
     """Newer records that update older beliefs in everyday words (memstore.beliefs)."""
     since = ts_after(now, -config["consolidate"]["lookback_days"])
-    def pooled(m: Memory) -> bool:  # a meeting is an event: the next one does not update it
-        return m.level == "raw" and m.outcome is None and m.status in _UPDATABLE and m.kind not in EPISODIC_KINDS
-
-    pool = _select(s, "updates", pooled)
+    pooled = _pooled
     new = sorted(_select(s, "new", lambda m: pooled(m) and m.status == "active" and _fresh(m, since, s)),
                  key=lambda m: (m.recorded_at, m.seq, m.id))
     if not new:
         return []
-    in_pool = {m.id for m in pool}  # as the round starts: candidates are ranked over it all round
+    pool, in_pool = _pool(s, pooled, memo)  # (in_pool as the round starts: candidates are ranked over it all round)
     if memo.postings is None or not in_pool <= memo.postings.position.keys():
         memo.reset(Postings(pool, memo.mapper, memo.keyer, wanted=[n.id for n in new]))
         memo.silent = _silent(new, memo.postings, memo.mapper)
@@ -499,14 +520,21 @@ def _updates(s, now: str, config, memo: _Memo) -> list[dict]:
         with _Prefetch(memo.mapper) as ahead:
             for i in range(0, len(due), _BLOCK):
                 job = []  # (a new text, the older texts it is compared with for the first time)
-                for n in due[i:i + _BLOCK]:
-                    ranked = ranked_of[n.id] = _candidates(n, memo)
-                    olds = [o.text for o, _k in _loud(n, ranked, s, memo)
+                block = due[i:i + _BLOCK]
+                for n in block:
+                    ranked_of[n.id] = _candidates(n, memo)
+                _build_candidates(s, block, ranked_of, memo)
+                for n in block:
+                    olds = [o.text for o, _k in _loud(n, ranked_of[n.id], s, memo)
                             if o.domain == n.domain and (o.text, n.text) not in memo.relations]
                     if olds:
                         job.append((n.text, olds))
                 ahead.put(job)
         memo.relations.update(dict.fromkeys(ahead.quiet))  # relation's None, from the gists
+    elif due and isinstance(s, Working) and s.source is not None:  # (ranked ahead, as above)
+        for n in due:
+            ranked_of[n.id] = _candidates(n, memo)
+        _build_candidates(s, due, ranked_of, memo)
     events: list[dict] = []
     for n in new:
         if n.id in memo.silent:
@@ -547,6 +575,41 @@ def _updates(s, now: str, config, memo: _Memo) -> list[dict]:
     return events
 
 
+def _pool(s, pooled, memo: _Memo) -> tuple:
+    """(the round's update pool, the ids in it). A run over a snapshot reads the pool from
+    columns once (``rowscan.pool_of``: its records are not built) and follows the run's writes
+    after: a record written since that no longer passes ``pooled`` leaves it (no consolidate
+    event makes one pass that did not: were one to, the pool is read again)."""
+    if not (isinstance(s, Working) and s.source is not None):
+        pool = _select(s, "updates", pooled)
+        return pool, {m.id for m in pool}
+    from .rowscan import pool_of
+
+    written = s.memories.written
+    held = memo.pool
+    if held is not None:
+        pool, alive, synced = held
+        for i in dict.fromkeys(written[synced:]):
+            if not pooled(s.memories[i]):
+                alive.discard(i)
+            elif i not in alive:
+                held = None
+                break
+    if held is None:
+        pool = pool_of(s, pooled, _UPDATABLE)
+        alive = set(pool.ids)
+    memo.pool = (pool, alive, len(written))
+    return pool, set(alive)
+
+
+def _build_candidates(s, new: list[Memory], ranked_of: dict[str, list[int]], memo: _Memo) -> None:
+    """Build the records ``new`` are compared with this round in one pass: a run over a
+    snapshot builds a record when it is first read, and one by one a night's candidates
+    (~20,000) took a take of the table each."""
+    if isinstance(s, Working) and s.source is not None:
+        s.build([memo.candidates[n.id][k] for n in new for k in ranked_of[n.id]])
+
+
 def _silent(new: list[Memory], postings: Postings, mapper) -> frozenset[str]:
     """The ids of ``new`` (the round's new records, in the pool) whose update check can make
     no event, whatever is ranked for them (``may_relate_any`` over the gist kinds of the pool
@@ -558,11 +621,12 @@ def _silent(new: list[Memory], postings: Postings, mapper) -> frozenset[str]:
     if not new or 2 * len(new) <= len(pool):
         return frozenset()
     one = {}  # (a gist has eight values: a million texts share eight objects)
-    gists = {t: one.setdefault(g, g) for t, g in _seed(mapper, gists_of, seed_gists, sorted({m.text for m in pool}))}
+    texts = postings.texts
+    gists = {t: one.setdefault(g, g) for t, g in _seed(mapper, gists_of, seed_gists, sorted(set(texts)))}
     holders: dict[tuple[bool, bool], set[str]] = {}  # (negated, single) -> the keys of its records
-    for m in pool:
-        g = gists[m.text]
-        holders.setdefault((g.negated, g.single), set()).update(postings.keys_of(m))
+    for i, text in enumerate(texts):
+        g = gists[text]
+        holders.setdefault((g.negated, g.single), set()).update(postings.keys_at(i))
     silent = []
     for n in new:
         mine = postings.keys_of(n)
@@ -684,7 +748,10 @@ def _retire(s, now: str, config) -> list[dict]:
     recall prefers abstractions, so a stale one would keep asserting a replaced fact."""
     gone = ("superseded", "invalidated")
     events = []
-    for m in _select(s, "retire", lambda m: m.level != "raw" and m.status == "active" and m.derived_from):
+    abstractions = _select(s, "retire", lambda m: m.level != "raw" and m.status == "active" and m.derived_from)
+    if isinstance(s, Working):  # (from a snapshot, their sources in one pass: one by one, 12,000 took 10 s)
+        s.build([i for m in abstractions for i in m.derived_from])
+    for m in abstractions:
         sources = [s.memories.get(i) for i in m.derived_from]
         if all(src is not None and src.status in gone for src in sources):
             events.append({"op": "forget", "at": now, "id": m.id, "retired": True,
@@ -804,25 +871,16 @@ def _select(s, name: str, keep) -> list[Memory]:
 
 
 def rows(table, marks: dict):
-    """The rows of a snapshot's table (memstore.store.snapshot) a consolidation can find by
-    scanning, as a boolean mask: a superset of what its scans keep, for a record the log
-    after the snapshot does not touch (``store.open.load_state`` builds those besides).
-    Every stage scans for active records (the update pool for expired ones too), and no
-    consolidate event makes a record active (``_select``); ``watermark`` looks for a record
-    created after the last mark (the snapshot's mark, or a later one in the tail); and the
-    tail's fold, for the retired abstractions a person's resolution reinstates (``fold``).
-    Anything else a run reads (sources, sides of a conflict), it asks for by id. A night's
-    state is then its live records, not the million archived and superseded beside them."""
-    import numpy as np
-    import pyarrow as pa
-    import pyarrow.compute as pc
+    """The rows of a snapshot's table (memstore.store.snapshot) a consolidation opens its
+    state with, as a boolean mask (``rowscan.open_rows``; ``store.open.load_state`` builds
+    besides the records the log after the snapshot touches). The run reads the update pool
+    and its new records' near-duplicate groups from columns (``rowscan.pool_of``,
+    ``rowscan.members``); anything else it reads (candidates, nearest older members,
+    sources, sides of a conflict) it asks for by id. A night's state is then the records it reads,
+    not the million archived and superseded beside them, nor the live ones it never meets."""
+    from .rowscan import open_rows
 
-    def mask(condition):
-        return np.asarray(pc.fill_null(condition, False).to_numpy(zero_copy_only=False), dtype=bool)
-
-    live = pc.is_in(table.column("status"), value_set=pa.array(_UPDATABLE, type=pa.string()))
-    kept = mask(live) | mask(table.column("retired"))
-    return kept | mask(pc.greater(table.column("seq"), marks.get("consolidate", 0)))
+    return open_rows(table, marks.get("consolidate", 0))
 
 
 def _policy_conflicts(s, now: str, config) -> list[dict]:

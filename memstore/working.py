@@ -49,7 +49,32 @@ class Working(State):
         # name -> [its records (None where one left), {id: position} or None, how far in written,
         # how many records the listing held when it was scanned]
         work._selected = {}
+        # the snapshot's rows a partial state builds from (store.snapshot._Rows), or None
+        work.source = source if hasattr(source, "table") else None
         return work
+
+    def listed(self) -> dict[str, int]:
+        """The ids of the records listings are scanned from (those the run opened with, and
+        those it wrote): id -> position in ``ordered()``."""
+        self.ordered()
+        if self._at is None:
+            self._at = {m.id: i for i, m in enumerate(self._records)}
+        return self._at
+
+    def build(self, ids) -> None:
+        """Build the records of ``ids`` not built yet in one pass over the source (built, not
+        written; not listed: a listing's scan reads the snapshot's rows apart, memstore.rowscan)."""
+        if self.source is None:
+            return
+        have = self.memories
+        self._keep(self.source.many([i for i in dict.fromkeys(ids) if not dict.__contains__(have, i)]))
+
+    def _keep(self, made: list[Memory]) -> None:
+        have, base = self.memories, self.base
+        for m in made:
+            dict.__setitem__(have, m.id, m)
+            if not dict.__contains__(base, m.id):  # (the run's records as it began: the same row)
+                dict.__setitem__(base, m.id, m)
 
     def _changed(self, since: int) -> dict[str, Memory]:
         return {i: self.memories[i] for i in self.memories.written[since:]}

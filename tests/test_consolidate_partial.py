@@ -27,8 +27,7 @@ from memstore import writes
 from memstore.config import load_config
 from memstore.consolidate import rows
 from memstore.memlog import MemLog
-from memstore.model import Memory
-from memstore.state import Partial, State
+from memstore.state import Partial
 from memstore.store.layout import Layout
 from memstore.store.open import _fold_partial
 from memstore.store.snapshot import parquet_bytes, read_snapshot
@@ -173,37 +172,6 @@ def test_an_expired_belief_in_the_snapshot_is_still_updated():
     assert _marked(_fold_partial(iter(log.events[cut:]), base), now=now, config=CONFIG, embedder=HASH) == whole
 
 
-# --- rows: a superset of what the scans keep -------------------------------------------
-
-record = st.fixed_dictionaries({
-    "status": st.sampled_from(["active", "expired", "archived", "superseded", "invalidated"]),
-    "retired": st.booleans(),
-    "seq": st.integers(min_value=1, max_value=60),
-})
-
-
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.lists(record, min_size=1, max_size=40), st.integers(min_value=0, max_value=60))
-def test_rows_keeps_every_record_a_scan_or_the_watermark_can_find(records, mark):
-    memories = {}
-    for i, r in enumerate(records):
-        m = Memory(id=f"m{i:015x}", text=f"memory {i}", recorded_at="2027-01-01T00:00:00Z",
-                   occurred_at="2027", precision="year", status=r["status"], retired=r["retired"],
-                   seq=r["seq"])
-        memories[m.id] = m
-    state = State(memories=memories, seq=60, at="2027-01-01T00:00:00Z", marks={"consolidate": mark} if mark else {})
-    with tempfile.TemporaryDirectory() as tmp:
-        path = Path(tmp) / "state.parquet"
-        path.write_bytes(parquet_bytes(state))
-        part, _meta = read_snapshot(path, keep=rows)
-    built = {i for i in part.memories}
-    for m in memories.values():
-        scanned = m.status in ("active", "expired")  # every stage's scan (consolidate._select)
-        created = m.seq > mark  # watermark's
-        assert (m.id in built) == (scanned or created or m.retired), m
-        assert part.memories[m.id] == m
-
-
 def test_an_agents_report_from_a_snapshot_leaves_out_what_it_may_not_read(tmp_path):
     """The run's state is partial, so the records an agent may not read are looked up by the
     ids its events name (``access.hidden_in``), not listed from the records built. (Every
@@ -233,3 +201,48 @@ def test_an_agents_report_from_a_snapshot_leaves_out_what_it_may_not_read(tmp_pa
 
     assert any(hr & names(e) for e in seen)  # (the owner hears of the hr merge)
     assert [e for e in seen if not hr & names(e)] == json.loads(bob[1])["events"] != []
+
+
+def test_a_night_against_older_groups_read_from_columns_decides_as_the_whole_state(monkeypatch):
+    """A snapshot of long-term beliefs (neither opened with nor built: read from columns,
+    ``rowscan.members`` and ``rowscan.pool_of``), then a night that repeats one, updates one
+    and contradicts one: the nearest older records are among those read from columns, a
+    second round decides the groups again, and the events are the whole state's."""
+    import memstore.consolidate as c
+    from memstore.rowscan import Member
+
+    log = MemLog()
+    services = ["auth", "search", "mail", "chat", "video", "maps", "news", "shop", "docs", "wiki"]
+    clients = ["acme", "globex", "initech", "umbrella", "hooli", "stark", "wayne", "tyrell", "cyberdyne", "soylent"]
+    older = [{"text": f"The {name} service deploys from the {branch} branch", "subject": "deploys", "kind": "note",
+              "tier": "long"} for name, branch in zip(services, ["main", "release", "stable", "trunk", "prod"] * 2,
+                                                      strict=True)]
+    older += [{"text": f"The {name} account is billed {when}", "subject": "billing", "kind": "note", "tier": "long"}
+              for name, when in zip(clients, ["monthly", "weekly"] * 5, strict=True)]
+    older.append({"text": "We deploy on Fridays", "subject": "deploys", "kind": "decision", "tier": "long"})
+    older += [{"text": f"{who} holds the pager {when}", "subject": "deploys", "kind": "note", "tier": "long"}
+              for who, when in zip(["Alice", "Bob", "Carol", "Dave", "Erin", "Frank"],
+                                   ["at weekends", "overnight", "in August", "on holidays", "at Easter", "in May"],
+                                   strict=True)]
+    log.remember(older, "2026-01-01T10:00:00Z", CONFIG)
+    log.run(_marked, "2026-01-02T00:00:00Z", CONFIG, embedder=HASH)
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "state.parquet"
+        path.write_bytes(parquet_bytes(log.state))
+        base, _meta = read_snapshot(path, keep=rows)
+    cut = len(log.events)
+    log.remember([{"text": "The chat service deploys from the trunk branch!", "subject": "deploys", "kind": "note"},
+                  {"text": "We never deploy on Fridays", "subject": "deploys", "kind": "decision"},
+                  {"text": "The hooli account is now billed yearly", "subject": "billing", "kind": "fact"},
+                  {"text": "The acme account is billed monthly.", "subject": "billing", "kind": "note"}],
+                 "2026-01-05T10:00:00Z", CONFIG)
+    now = "2026-01-06T00:00:00Z"
+    seen = []
+    inner = c._now
+    monkeypatch.setattr(c, "_now", lambda s, m: seen.append(type(inner(s, m))) or inner(s, m))
+    part = _fold_partial(iter(log.events[cut:]), base)
+    assert len(dict.keys(part.memories)) < 10  # (the day's records, not the snapshot's 27)
+    events = _marked(part, now=now, config=CONFIG, embedder=HASH)
+    assert events == _marked(log.state, now=now, config=CONFIG, embedder=HASH)
+    assert [e["op"] for e in events] == ["conflict", "merge", "merge", "mark"]
+    assert Member in seen  # (a later round read a group member from columns)

@@ -39,14 +39,18 @@ class Postings:
         (None: any): only their keys' postings are gathered now (a night's thousand new
         records hold a few thousand of a big pool's keys), another's when it is ranked."""
         self.pool = pool
-        self.ids = [m.id for m in pool]  # (read by position without touching each record)
+        # (read by position without touching each record; a ``rowscan.Pool`` has them as columns)
+        columns = hasattr(pool, "texts")
+        self.ids = list(pool.ids) if columns else [m.id for m in pool]
         self.position = {m_id: i for i, m_id in enumerate(self.ids)}
+        self.texts = pool.texts if columns else [m.text for m in pool]
+        recorded = pool.recorded if columns else [m.recorded_at for m in pool]
 
         def derive(texts: list[str]) -> list[frozenset]:
             chunks = [texts[i:i + CHUNK] for i in range(0, len(texts), CHUNK)]
             return [k for part in mapper(keys_of, chunks) for k in part]
 
-        texts = [m.text for m in pool]
+        texts = self.texts
         # each pool record's keys by position (the key cache's ``Keys`` decodes them as read;
         # keys' own cache is smaller than a big pool)
         self._found = keyer(texts, derive) if keyer is not None else derive(texts)
@@ -57,13 +61,18 @@ class Postings:
         self._lists = self._gather(self._covered)  # key -> positions in the pool, ascending
         self._arrays: dict[str, object] = {}
         self._rows: dict[str, object] = {}  # key -> its dense row (``_row``)
+        self._recorded = recorded
         self._year = None
-        self.regular = all(a.recorded_at <= b.recorded_at for a, b in zip(pool, pool[1:], strict=False))
+        self.regular = all(a <= b for a, b in zip(recorded, recorded[1:], strict=False))
 
     def keys_of(self, m) -> frozenset:
         """``m``'s lookup keys, as ranking reads them (a pool record's: those the pool holds)."""
         i = self.position.get(m.id)
         return keys(m.text) if i is None else self._found[i]
+
+    def keys_at(self, i: int) -> frozenset:
+        """The keys of the pool's record at position ``i``."""
+        return self._found[i]
 
     def _gather(self, wanted: frozenset | None) -> dict:
         """key -> the pool positions holding it, ascending (a list, or the key cache's array),
@@ -85,7 +94,7 @@ class Postings:
     def _years(self) -> list[str]:
         """Each pool record's record year, as ``later`` compares it (text)."""
         if self._year is None:
-            self._year = [m.recorded_at[:4] for m in self.pool]
+            self._year = [t[:4] for t in self._recorded]
         return self._year
 
     def _array(self, word: str):

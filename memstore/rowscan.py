@@ -1,0 +1,132 @@
+"""consolidate's scans as column masks over a snapshot's table (memstore.store.snapshot), so
+a night builds the records it reads, not every live one (issue [6/6], item 2).
+
+The rows a night opens with (``open_rows``) are a superset of those whose record a stage's
+scan keeps: the scan's own test then runs on the records built, so it decides. The update
+pool (``pool_of``) and the near-duplicate groups' older members (``members``) are not built
+at all: what they read is read from columns, with column tests equal to consolidate's
+record tests (tests/test_rowscan.py holds each to them), and a record is built when it is
+compared (a candidate, a nearest older member).
+
+Rows whose record the log after the snapshot changed, or the run wrote, are never read
+from the table: those records are built already, and judged as they are now."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import NamedTuple
+
+from .model import EPISODIC_KINDS
+
+
+def _mask(condition):
+    import numpy as np
+
+    return np.asarray(condition.fill_null(False).to_numpy(zero_copy_only=False), dtype=bool)
+
+
+def open_rows(table, mark: int):
+    """The rows a night's state is opened with: those created after the last mark (the
+    day's records, which every stage compares and ``watermark`` looks for), the retired
+    abstractions (``fold`` reinstates them by scanning), and the active short-term records
+    and abstractions (expire, promote, policy conflicts and retire scan for those). The
+    update pool and the near-duplicate groups are read apart (``pool_of``, ``members``)."""
+    import pyarrow.compute as pc
+
+    active = pc.equal(table.column("status"), "active")
+    scanned = pc.and_(active, pc.or_(pc.equal(table.column("tier"), "short"),
+                                     pc.not_equal(table.column("level"), "raw")))
+    return _mask(pc.greater(table.column("seq"), mark)) | _mask(table.column("retired")) | _mask(scanned)
+
+
+def group_rows(table, subjects: set[str]):
+    """The active raw records on these subjects: the near-duplicate groups of a night's new
+    records (a group is a domain and a subject; every domain's rows are kept)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if not subjects:
+        return _mask(pc.equal(table.column("seq"), -1))
+    on = pc.is_in(table.column("subject"), value_set=pa.array(sorted(subjects), type=pa.string()))
+    return _mask(pc.and_(pc.and_(pc.equal(table.column("status"), "active"), pc.equal(table.column("level"), "raw")), on))
+
+
+def pooled_rows(table, updatable: tuple[str, ...]):
+    """Exactly the rows consolidate's ``pooled`` keeps, read as their records would be:
+    raw, without an outcome, of an updatable status, not an episode (a null kind is none)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    def among(name, values):
+        return _mask(pc.is_in(table.column(name), value_set=pa.array(values, type=pa.string())))
+
+    return (_mask(pc.equal(table.column("level"), "raw")) & _mask(pc.is_null(table.column("outcome")))
+            & among("status", list(updatable)) & ~among("kind", list(EPISODIC_KINDS)))
+
+
+class Pool(Sequence):
+    """The update pool in canonical order as columns (``ids``, ``texts``, ``recorded``: each
+    record's record time); ``pool[i]`` is its record, built when asked for."""
+
+    def __init__(self, ids: list[str], texts: list[str], recorded: list[str], get):
+        self.ids, self.texts, self.recorded, self._get = ids, texts, recorded, get
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return [self._get(x) for x in self.ids[i]]
+        return self._get(self.ids[i])
+
+
+def pool_of(work, pooled, updatable: tuple[str, ...]) -> Pool:
+    """The records of ``work`` (a run's state over a snapshot, memstore.working) that pass
+    ``pooled``: the table's rows that pass ``pooled_rows``, but for those built (judged by
+    their record, as the run has it), in canonical order (seq, then id)."""
+    import numpy as np
+
+    table, have = work.source.table, work.memories
+    rows = np.flatnonzero(pooled_rows(table, updatable))
+    ids = table.column("id").take(rows).to_pylist()
+    unbuilt = np.fromiter((not dict.__contains__(have, i) for i in ids), dtype=bool, count=len(ids))
+    rows = rows[unbuilt]
+    built = [m for m in dict.values(have) if pooled(m)]
+    ids = [i for i, u in zip(ids, unbuilt.tolist(), strict=True) if u] + [m.id for m in built]
+    texts = table.column("text").take(rows).to_pylist() + [m.text for m in built]
+    recorded = table.column("recorded_at").take(rows).to_pylist() + [m.recorded_at for m in built]
+    seqs = np.concatenate([table.column("seq").take(rows).to_numpy(zero_copy_only=False),
+                           np.array([m.seq for m in built], dtype=np.int64)])
+    order = np.lexsort((np.array(ids, dtype=str), seqs)).tolist() if ids else []
+    return Pool([ids[i] for i in order], [texts[i] for i in order], [recorded[i] for i in order],
+                have.__getitem__)
+
+
+class Member(NamedTuple):
+    """A near-duplicate group's member as its table row has it: what grouping, ordering and
+    comparing read (consolidate's ``_group_duplicates``); the record is built when it is the
+    nearest older one of a new record."""
+
+    id: str
+    seq: int
+    occurred_at: str
+    recorded_at: str
+    kind: str
+    outcome: str | None
+    text: str
+    status: str
+    level: str
+    domain: str | None
+    subject: str | None
+
+
+def members(work, subjects: set[str]) -> list[Member]:
+    """The active raw members on ``subjects`` of the table's rows, but for the records
+    ``work`` lists (the run's listings scan those, as they are now), as ``Member`` values."""
+    import numpy as np
+
+    table = work.source.table
+    rows = np.flatnonzero(group_rows(table, subjects))
+    listed = work.listed()
+    columns = [table.column(name).take(rows).to_pylist() for name in Member._fields]
+    return [m for m in map(Member._make, zip(*columns, strict=True)) if m.id not in listed]

@@ -1,0 +1,130 @@
+"""consolidate's column scans over a snapshot's table (memstore.rowscan), held to the record
+tests they stand for, on any records: the rows a night opens with hold every record a stage
+scans for (but the update pool and the near-duplicate groups, read apart) or the watermark
+and the fold look for; the group rows are those of the groups' test; the pool's column test
+is ``_pooled`` itself, and the pool read from columns is the pool the records give, in order,
+with the records the run has built judged as they are now."""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from memstore.consolidate import _UPDATABLE, _pooled, rows
+from memstore.model import KINDS, Memory, evolve
+from memstore.rowscan import group_rows, members, open_rows, pool_of, pooled_rows
+from memstore.state import State
+from memstore.store.snapshot import parquet_bytes, read_snapshot
+from memstore.working import Working
+
+record = st.fixed_dictionaries({
+    "status": st.sampled_from(["active", "expired", "archived", "superseded", "invalidated"]),
+    "retired": st.booleans(),
+    "seq": st.integers(min_value=1, max_value=60),
+    "tier": st.sampled_from(["short", "long"]),
+    "level": st.sampled_from(["raw", "raw", "summary", "policy"]),
+    "kind": st.sampled_from(KINDS),
+    "outcome": st.sampled_from([None, None, "positive", "pending"]),
+    "subject": st.sampled_from([None, "deploys", "billing", "Deploys", ""]),
+    "text": st.sampled_from(["we deploy on fridays", "ünïcode tëxt", "", "billing is monthly"]),
+    "recorded": st.sampled_from(["2026-01-01T00:00:00Z", "2027-03-01T00:00:00Z"]),
+})
+
+
+def _state(records: list[dict], mark: int = 0) -> State:
+    memories = {}
+    for i, r in enumerate(records):
+        m = Memory(id=f"m{i:015x}", text=r["text"], recorded_at=r["recorded"], occurred_at="2026",
+                   precision="year", status=r["status"], retired=r["retired"], seq=r["seq"], tier=r["tier"],
+                   level=r["level"], kind=r["kind"], outcome=r["outcome"], subject=r["subject"])
+        memories[m.id] = m
+    return State(memories=memories, seq=60, at="2027-01-01T00:00:00Z", marks={"consolidate": mark} if mark else {})
+
+
+def _table(state: State):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    return pq.read_table(pa.BufferReader(parquet_bytes(state)))
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(record, min_size=1, max_size=40), st.integers(min_value=0, max_value=60))
+def test_the_rows_a_night_opens_with_hold_what_its_scans_and_the_watermark_find(records, mark):
+    state = _state(records, mark)
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "state.parquet"
+        path.write_bytes(parquet_bytes(state))
+        part, _meta = read_snapshot(path, keep=rows)
+    built = set(dict.keys(part.memories))
+    for m in state.memories.values():
+        active = m.status == "active"
+        scanned = active and (m.tier == "short" or m.level != "raw")  # expire, promote; policies, retire
+        assert (m.id in built) == (scanned or m.seq > mark or m.retired), m
+        assert part.memories[m.id] == m  # (any other is built when asked for)
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(record, min_size=1, max_size=40), st.sets(st.sampled_from(["deploys", "billing", "Deploys", "", "x"])))
+def test_the_column_tests_are_the_record_tests(records, subjects):
+    state = _state(records)
+    table = _table(state)
+    ordered = state.ordered()  # (the table's rows are in this order)
+    assert pooled_rows(table, _UPDATABLE).tolist() == [_pooled(m) for m in ordered]
+    assert group_rows(table, subjects).tolist() == [
+        m.status == "active" and m.level == "raw" and m.subject in subjects for m in ordered]
+    assert open_rows(table, 30).tolist() == [
+        m.status == "active" and (m.tier == "short" or m.level != "raw") or m.retired or m.seq > 30 for m in ordered]
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(record, min_size=1, max_size=40), st.lists(st.tuples(st.integers(0, 39), st.sampled_from(
+    ["active", "expired", "superseded"])), max_size=8), st.integers(min_value=0, max_value=60))
+def test_the_pool_read_from_columns_is_the_pool_of_the_records(records, changes, mark):
+    """Some records built (the night's, those the tail changed: here with another status),
+    the rest read from the table: the pool's ids, texts and record times, in canonical order,
+    are those of scanning the records as the run has them."""
+    state = _state(records, mark)
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "state.parquet"
+        path.write_bytes(parquet_bytes(state))
+        part, _meta = read_snapshot(path, keep=rows)
+    whole = dict(state.memories)
+    for i, status in changes:
+        if i < len(records):
+            changed = evolve(whole[f"m{i:015x}"], status=status)
+            whole[changed.id] = changed
+            dict.__setitem__(part.memories, changed.id, changed)  # (as the log after the snapshot made it)
+    work = Working.of(part)
+    assert work.source is not None
+    pool = pool_of(work, _pooled, _UPDATABLE)
+    expected = [m for m in sorted(whole.values(), key=lambda m: (m.seq, m.id)) if _pooled(m)]
+    assert pool.ids == [m.id for m in expected]
+    assert pool.texts == [m.text for m in expected]
+    assert pool.recorded == [m.recorded_at for m in expected]
+    assert list(pool) == expected  # (a record is built when asked for)
+    assert len(dict.keys(work.memories)) <= len(whole)
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(record, min_size=1, max_size=40), st.sets(st.sampled_from(["deploys", "billing", "Deploys", "", "x"])),
+       st.integers(min_value=0, max_value=60))
+def test_group_members_read_from_columns_are_the_records_fields(records, subjects, mark):
+    """Every active raw record on the subjects that the run does not list (it opened with
+    it, or wrote it), with the fields its record has."""
+    state = _state(records, mark)
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "state.parquet"
+        path.write_bytes(parquet_bytes(state))
+        part, _meta = read_snapshot(path, keep=rows)
+    work = Working.of(part)
+    listed = work.listed()
+    got = members(work, subjects)
+    expected = [m for m in state.ordered() if m.status == "active" and m.level == "raw"
+                and m.subject in subjects and m.id not in listed]
+    assert [m.id for m in got] == [m.id for m in expected]
+    for light, m in zip(got, expected, strict=True):
+        assert all(getattr(light, name) == getattr(m, name) for name in light._fields)
