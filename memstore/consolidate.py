@@ -30,6 +30,7 @@ window again. The comparisons of a record are made once, when it is new.
 
 from __future__ import annotations
 
+from heapq import merge
 from itertools import repeat
 from operator import attrgetter
 
@@ -228,6 +229,7 @@ class _Memo:
         # event changes), and how far in the run's writes the last promote had seen
         self.group_of: dict[str, tuple] | None = None
         self.promoted = 0
+        self.shorts: list | None = None  # from a snapshot: the short-term records read from columns
 
     def reset(self, postings: Postings) -> None:
         """New postings: every ranking and check is made again."""
@@ -774,9 +776,19 @@ def _promote(s, now: str, config, memo: _Memo | None = None) -> list[dict]:
     listing = _select(s, "promote", short)
     written = s.memories.written if memo is not None and isinstance(s, Working) else None
     groups: dict[tuple, list[Memory]] = {}
+    source = isinstance(s, Working) and s.source is not None
     if written is None or memo.group_of is None:  # every group (a run's first round)
+        scan = listing
+        if source:  # (from a snapshot, the records a run opened with and wrote are listed; the
+            # others are read from columns, ``rowscan.shorts``, and scanned in the same order)
+            from .rowscan import shorts
+
+            light = shorts(s)
+            if memo is not None:
+                memo.shorts = light
+            scan = merge(listing, light, key=_CANONICAL)
         group_of = {}
-        for m in listing:
+        for m in scan:
             key = group_of[m.id] = _group_key(m)
             groups.setdefault(key, []).append(m)
         if written is not None:
@@ -795,7 +807,12 @@ def _promote(s, now: str, config, memo: _Memo | None = None) -> list[dict]:
             if key is not None:
                 redo.add(key)
         if redo:
-            for m in listing:
+            scan = listing
+            if memo.shorts:  # (those read from columns that the run has not written since)
+                listed = s.listed()
+                scan = merge(listing, [m for m in memo.shorts if group_of[m.id] in redo and m.id not in listed],
+                             key=_CANONICAL)
+            for m in scan:
                 key = group_of.get(m.id)
                 if key is None:
                     key = group_of[m.id] = _group_key(m)
@@ -806,17 +823,22 @@ def _promote(s, now: str, config, memo: _Memo | None = None) -> list[dict]:
     events = []
     # (a night at 1M may hold 220,000 short-term records, most of them alone in their group:
     # the cheap tests first, a lone record kept as it is, the saliences only when needed)
+    floor, least, fewest = c["salience_floor"], c["min_confidence"], c["min_occurrences"]
     for members in groups.values():
-        if len(members) > 1:  # the older side of an open conflict is not a repetition
+        if len(members) == 1:  # (most groups: the same tests as below, without the sums)
+            m = members[0]
+            if m.confidence < least or (m.mention_count < fewest
+                                        and composite(m.salience, m.confidence, weights) < floor):
+                continue
+        else:  # the older side of an open conflict is not a repetition
             ids = {m.id for m in members}
             members = [m for m in members
                        if not any(o in ids and _order(s.memories[o]) > _order(m) for o in m.conflicts_with)]
         belief = sum(m.confidence for m in members) / len(members)
-        if belief < c["min_confidence"]:
+        if belief < least:
             continue
         mentions = sum(m.mention_count for m in members)
-        if mentions < c["min_occurrences"] and all(composite(m.salience, m.confidence, weights)
-                                                   < c["salience_floor"] for m in members):
+        if mentions < fewest and all(composite(m.salience, m.confidence, weights) < floor for m in members):
             continue  # (no peak reaches the floor)
         members.sort(key=_order)
         rep = members[-1]
@@ -870,17 +892,18 @@ def _select(s, name: str, keep) -> list[Memory]:
     return [m for m in s.ordered() if keep(m)]
 
 
-def rows(table, marks: dict):
-    """The rows of a snapshot's table (memstore.store.snapshot) a consolidation opens its
-    state with, as a boolean mask (``rowscan.open_rows``; ``store.open.load_state`` builds
-    besides the records the log after the snapshot touches). The run reads the update pool
-    and its new records' near-duplicate groups from columns (``rowscan.pool_of``,
-    ``rowscan.members``); anything else it reads (candidates, nearest older members,
-    sources, sides of a conflict) it asks for by id. A night's state is then the records it reads,
-    not the million archived and superseded beside them, nor the live ones it never meets."""
+def rows(table, marks: dict, now: str | None = None):
+    """The rows of a snapshot's table (memstore.store.snapshot) a consolidation at ``now``
+    opens its state with, as a boolean mask (``rowscan.open_rows``; ``store.open.load_state``
+    builds besides the records the log after the snapshot touches). The run reads the update
+    pool, its new records' near-duplicate groups and promote's short-term records from
+    columns (``rowscan.pool_of``, ``rowscan.members``, ``rowscan.shorts``); anything else it
+    reads (candidates, nearest older members, sources, sides of a conflict) it asks for by
+    id. A night's state is then the records it reads, not the million archived and
+    superseded beside them, nor the live ones it never meets."""
     from .rowscan import open_rows
 
-    return open_rows(table, marks.get("consolidate", 0))
+    return open_rows(table, marks.get("consolidate", 0), now)
 
 
 def _policy_conflicts(s, now: str, config) -> list[dict]:

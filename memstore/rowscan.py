@@ -25,18 +25,22 @@ def _mask(condition):
     return np.asarray(condition.fill_null(False).to_numpy(zero_copy_only=False), dtype=bool)
 
 
-def open_rows(table, mark: int):
+def open_rows(table, mark: int, now: str | None = None):
     """The rows a night's state is opened with: those created after the last mark (the
     day's records, which every stage compares and ``watermark`` looks for), the retired
-    abstractions (``fold`` reinstates them by scanning), and the active short-term records
-    and abstractions (expire, promote, policy conflicts and retire scan for those). The
-    update pool and the near-duplicate groups are read apart (``pool_of``, ``members``)."""
+    abstractions (``fold`` reinstates them by scanning), the active abstractions (policy
+    conflicts and retire scan for those) and the active short-term records due to expire by
+    ``now`` (every active short-term one without it). The update pool, the near-duplicate
+    groups and promote's short-term records are read apart (``pool_of``, ``members``,
+    ``shorts``)."""
     import pyarrow.compute as pc
 
     active = pc.equal(table.column("status"), "active")
-    scanned = pc.and_(active, pc.or_(pc.equal(table.column("tier"), "short"),
-                                     pc.not_equal(table.column("level"), "raw")))
-    return _mask(pc.greater(table.column("seq"), mark)) | _mask(table.column("retired")) | _mask(scanned)
+    short = pc.and_(active, pc.equal(table.column("tier"), "short"))
+    if now is not None:
+        short = pc.and_(short, pc.less_equal(table.column("expires_at"), now))
+    return (_mask(pc.greater(table.column("seq"), mark)) | _mask(table.column("retired")) | _mask(short)
+            | _mask(pc.and_(active, pc.not_equal(table.column("level"), "raw"))))
 
 
 def group_rows(table, subjects: set[str]):
@@ -130,3 +134,58 @@ def members(work, subjects: set[str]) -> list[Member]:
     listed = work.listed()
     columns = [table.column(name).take(rows).to_pylist() for name in Member._fields]
     return [m for m in map(Member._make, zip(*columns, strict=True)) if m.id not in listed]
+
+
+class Axes(NamedTuple):
+    """A salience as its columns have it (``model.Salience``'s fields, in its order)."""
+
+    importance: float
+    urgency: float
+    risk: float
+    novelty: float
+    emotion: float
+    recurrence: float
+    actionability: float
+
+
+class Short(NamedTuple):
+    """An active short-term raw record as its table row has it: what promote reads of a
+    group's member (consolidate's ``_promote``)."""
+
+    id: str
+    seq: int
+    occurred_at: str
+    domain: str | None
+    subject: str | None
+    text: str
+    confidence: float
+    mention_count: int
+    salience: Axes
+    conflicts_with: tuple[str, ...]
+    status: str
+    tier: str
+    level: str
+
+
+def shorts(work) -> list[Short]:
+    """The table's active short-term raw records, but for those ``work`` lists (promote's
+    scan reads them as they are now), as ``Short`` values in canonical order."""
+    import numpy as np
+    import pyarrow.compute as pc
+
+    table = work.source.table
+    rows = np.flatnonzero(_mask(pc.and_(pc.and_(pc.equal(table.column("status"), "active"),
+                                                pc.equal(table.column("tier"), "short")),
+                                        pc.equal(table.column("level"), "raw"))))
+    listed = work.listed()
+
+    def column(name):
+        return table.column(name).take(rows)
+
+    axes = column("salience").combine_chunks().flatten()
+    saliences = map(Axes._make, zip(*(a.to_pylist() for a in axes), strict=True))
+    values = {name: column(name).to_pylist() for name in Short._fields if name not in ("salience", "conflicts_with")}
+    values["salience"] = saliences
+    values["conflicts_with"] = (tuple(c or ()) for c in column("conflicts_with").to_pylist())
+    made = map(Short._make, zip(*(values[name] for name in Short._fields), strict=True))
+    return [m for m in made if m.id not in listed]

@@ -149,7 +149,8 @@ def consolidate(layout: Layout, *, now: str, config, embedder=None, dry_run: boo
     embedding cache)."""
     from .consolidate import rows
 
-    return run_stage(layout, consolidation, now=now, config=config, dry_run=dry_run, keep=rows,
+    return run_stage(layout, consolidation, now=now, config=config, dry_run=dry_run,
+                     keep=lambda table, marks: rows(table, marks, now),
                      embedder=embedder, mapper=mapper, keyer=keyer)
 
 

@@ -1,12 +1,14 @@
-"""Consolidate from a snapshot builds only the records it can scan for (issue [6/6], items 2-3).
+"""Consolidate from a snapshot builds only the records it reads (issue [6/6], items 2-3).
 
-`writes.consolidate` opens the state with ``keep=consolidate.rows``: the snapshot's active
-and expired rows, the retired abstractions and the rows created after the last mark are
-built, with the records the log after the snapshot touches; any other is built when a run
-asks for it by id (``state.Partial``). A night's state is then its live records, not every
-archived and superseded one. Its events must be those of the whole state: held on a lived
-store with new records waiting, on random nightly histories snapshotted at any night (before
-or after that night's run, with forgets in the tail), and ``rows`` against the scans' tests.
+`writes.consolidate` opens the state with ``consolidate.rows`` at its ``now``: the rows
+created after the last mark, the retired abstractions, the active abstractions and the
+short-term records due to expire are built, with the records the log after the snapshot
+touches. The update pool, the near-duplicate groups' older members and promote's short-term
+records are read from columns (memstore.rowscan), and any other record is built when a run
+asks for it by id (``state.Partial``). Its events must be those of the whole state: held on
+a lived store with new records waiting, on random nightly histories snapshotted at any
+night (before or after that night's run, with forgets in the tail), and on nights against
+groups read from columns; tests/test_rowscan.py holds the column tests to the records'.
 """
 
 from __future__ import annotations
@@ -127,7 +129,7 @@ def test_nightly_runs_from_any_snapshot_equal_the_whole_state(requests, every, s
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "state.parquet"
         path.write_bytes(taken[0])
-        base, _meta = read_snapshot(path, keep=rows)
+        base, _meta = read_snapshot(path, keep=lambda table, marks: rows(table, marks, now))
     assert isinstance(base.memories, Partial)
     part = _fold_partial(iter(log.events[taken[1]:]), base)
     assert _marked(part, now=now, config=CONFIG, embedder=HASH) == \
@@ -142,11 +144,11 @@ def test_a_snapshot_whose_only_new_record_is_forgotten_still_gets_its_mark():
     log.run(_marked, "2026-01-02T00:00:00Z", CONFIG, embedder=HASH)
     (late,) = log.remember([{"text": "Lunch was pizza"}], "2026-01-02T10:00:00Z", CONFIG)
     log.append([{"op": "forget", "id": late, "reason": "test"}], "2026-01-02T11:00:00Z")
+    now = "2026-01-03T00:00:00Z"
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "state.parquet"
         path.write_bytes(parquet_bytes(log.state))
-        part, _meta = read_snapshot(path, keep=rows)
-    now = "2026-01-03T00:00:00Z"
+        part, _meta = read_snapshot(path, keep=lambda table, marks: rows(table, marks, now))
     whole = _marked(log.state, now=now, config=CONFIG, embedder=HASH)
     assert whole == [{"op": "mark", "at": now, "stage": "consolidate", "through": log.state.seq}]
     assert _marked(part, now=now, config=CONFIG, embedder=HASH) == whole
@@ -159,14 +161,14 @@ def test_an_expired_belief_in_the_snapshot_is_still_updated():
     log.remember([{"text": "The rate limit is 100 per minute.", "subject": "limits", "tier": "short",
                    "kind": "fact"}], "2026-01-01T10:00:00Z", CONFIG)
     assert log.run(_marked, "2026-03-01T00:00:00Z", CONFIG, embedder=HASH)[0]["op"] == "expire"
+    now = "2026-03-02T00:00:00Z"
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "state.parquet"
         path.write_bytes(parquet_bytes(log.state))
-        base, _meta = read_snapshot(path, keep=rows)
+        base, _meta = read_snapshot(path, keep=lambda table, marks: rows(table, marks, now))
     cut = len(log.events)
     log.remember([{"text": "The rate limit is now 300.", "subject": "limits", "kind": "fact"}],
                  "2026-03-01T10:00:00Z", CONFIG)
-    now = "2026-03-02T00:00:00Z"
     whole = _marked(log.state, now=now, config=CONFIG, embedder=HASH)
     assert [e["op"] for e in whole] == ["conflict", "supersede", "mark"]
     assert _marked(_fold_partial(iter(log.events[cut:]), base), now=now, config=CONFIG, embedder=HASH) == whole
@@ -226,17 +228,17 @@ def test_a_night_against_older_groups_read_from_columns_decides_as_the_whole_sta
                                    strict=True)]
     log.remember(older, "2026-01-01T10:00:00Z", CONFIG)
     log.run(_marked, "2026-01-02T00:00:00Z", CONFIG, embedder=HASH)
+    now = "2026-01-06T00:00:00Z"
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "state.parquet"
         path.write_bytes(parquet_bytes(log.state))
-        base, _meta = read_snapshot(path, keep=rows)
+        base, _meta = read_snapshot(path, keep=lambda table, marks: rows(table, marks, now))
     cut = len(log.events)
     log.remember([{"text": "The chat service deploys from the trunk branch!", "subject": "deploys", "kind": "note"},
                   {"text": "We never deploy on Fridays", "subject": "deploys", "kind": "decision"},
                   {"text": "The hooli account is now billed yearly", "subject": "billing", "kind": "fact"},
                   {"text": "The acme account is billed monthly.", "subject": "billing", "kind": "note"}],
                  "2026-01-05T10:00:00Z", CONFIG)
-    now = "2026-01-06T00:00:00Z"
     seen = []
     inner = c._now
     monkeypatch.setattr(c, "_now", lambda s, m: seen.append(type(inner(s, m))) or inner(s, m))
@@ -246,3 +248,34 @@ def test_a_night_against_older_groups_read_from_columns_decides_as_the_whole_sta
     assert events == _marked(log.state, now=now, config=CONFIG, embedder=HASH)
     assert [e["op"] for e in events] == ["conflict", "merge", "merge", "mark"]
     assert Member in seen  # (a later round read a group member from columns)
+
+
+def test_short_term_groups_read_from_columns_are_promoted_as_the_whole_states():
+    """Short-term records in the snapshot (not opened with: read from columns,
+    ``rowscan.shorts``), repeated by the day's records and reinforced in the tail: the
+    groups they reach are promoted, with the members and the mean confidence of the whole
+    state's run, over more than one round."""
+    log = MemLog()
+    chatter = [{"text": f"Standup moved to room {room}", "subject": f"standup-{room}", "tier": "short"}
+               for room in ("A", "B", "C", "D")]
+    chatter += [{"text": f"Lunch at the {place} today", "tier": "short"} for place in ("cafe", "canteen", "park")]
+    chatter.append({"text": "The VPN drops every hour", "subject": "vpn", "tier": "short", "kind": "incident"})
+    log.remember(chatter, "2026-01-01T10:00:00Z", CONFIG)
+    log.run(_marked, "2026-01-02T00:00:00Z", CONFIG, embedder=HASH)
+    now = "2026-01-06T00:00:00Z"
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "state.parquet"
+        path.write_bytes(parquet_bytes(log.state))
+        base, _meta = read_snapshot(path, keep=lambda table, marks: rows(table, marks, now))
+    assert not any(m.tier == "short" for m in dict.values(base.memories))  # (none opened with)
+    cut = len(log.events)
+    log.remember([{"text": "Standup moved to room B", "subject": "standup-B", "tier": "short"},
+                  {"text": "Standup moved to room C!", "subject": "standup-C", "tier": "short"},
+                  {"text": "Lunch at the park today", "tier": "short"},
+                  {"text": "The VPN drops every hour again", "subject": "vpn", "tier": "short", "kind": "incident"}],
+                 "2026-01-05T10:00:00Z", CONFIG)
+    log.remember([{"text": "Standup moved to room C!", "subject": "standup-C", "tier": "short"}],
+                 "2026-01-05T11:00:00Z", CONFIG)
+    whole = _marked(log.state, now=now, config=CONFIG, embedder=HASH)
+    assert [e["op"] for e in whole].count("promote") >= 2
+    assert _marked(_fold_partial(iter(log.events[cut:]), base), now=now, config=CONFIG, embedder=HASH) == whole

@@ -122,25 +122,45 @@ write = st.fixed_dictionaries({
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(record, min_size=1, max_size=8), st.lists(st.lists(write, max_size=3), min_size=1, max_size=4),
-       st.sampled_from([1, 2, 3]), fraction, fraction)
-def test_a_later_round_decides_as_grouping_every_record_again(records, rounds, occurrences, floor, confidence):
+       st.sampled_from([1, 2, 3]), fraction, fraction, st.booleans())
+def test_a_later_round_decides_as_grouping_every_record_again(records, rounds, occurrences, floor, confidence,
+                                                              snapshot):
     """Each round: promote with the run's memo (a later round: only the groups written
     since), equal to promote over a plain copy of the same records (every group); then its
-    events and some other writes (as the other stages make) are applied."""
+    events and some other writes (as the other stages make) are applied. ``snapshot``: the
+    run's state is opened from a snapshot as a night's is (consolidate.rows), its short-term
+    records read from columns (memstore.rowscan.shorts) but those the run writes."""
     config = _config(occurrences, floor, confidence)
-    work, memo = Working.of(_state(records)), _Memo()
-    ids = sorted(work.memories.keys())
     now = "2027-01-02T00:00:00Z"
+    whole = _state(records)
+    if snapshot:
+        import tempfile
+        from pathlib import Path
+
+        from memstore.consolidate import rows
+        from memstore.store.snapshot import parquet_bytes, read_snapshot
+
+        whole.marks = {"consolidate": whole.seq}  # (a night's: no record is new)
+        with tempfile.TemporaryDirectory() as tmp:
+            path = Path(tmp) / "state.parquet"
+            path.write_bytes(parquet_bytes(whole))
+            opened, _meta = read_snapshot(path, keep=lambda table, marks: rows(table, marks, now))
+        work = Working.of(opened)
+        assert work.source is not None and not any(m.tier == "short" for m in work.ordered())
+    else:
+        work = Working.of(whole)
+    memo, plain = _Memo(), whole.copy()
+    ids = sorted(plain.memories.keys())
     for writes in [[], *rounds]:
         for w in writes:
-            m = work.memories[ids[w["record"] % len(ids)]]
+            m = plain.memories[ids[w["record"] % len(ids)]]
             changes = {name: w[key] for name, key in (("confidence", "confidence"), ("mention_count", "mentions"),
                                                         ("status", "status"), ("tier", "tier"))
                        if w[key] is not None}
             if w["conflicts"] is not None:
                 changes["conflicts_with"] = tuple(ids[j] for j in w["conflicts"] if j < len(ids) and ids[j] != m.id)
-            work.memories[m.id] = evolve(m, **changes)
-        plain = State(memories=dict(work.memories), seq=work.seq, at=work.at)
+            work.memories[m.id] = plain.memories[m.id] = evolve(m, **changes)
         events = _promote(work, now, config, memo)
         assert events == _promote(plain, now, config)
         apply_stage(work, events)
+        apply_stage(plain, events)

@@ -14,8 +14,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from memstore.consolidate import _UPDATABLE, _pooled, rows
-from memstore.model import KINDS, Memory, evolve
-from memstore.rowscan import group_rows, members, open_rows, pool_of, pooled_rows
+from memstore.model import AXES, KINDS, Memory, Salience, evolve
+from memstore.rowscan import group_rows, members, open_rows, pool_of, pooled_rows, shorts
 from memstore.state import State
 from memstore.store.snapshot import parquet_bytes, read_snapshot
 from memstore.working import Working
@@ -31,6 +31,11 @@ record = st.fixed_dictionaries({
     "subject": st.sampled_from([None, "deploys", "billing", "Deploys", ""]),
     "text": st.sampled_from(["we deploy on fridays", "ünïcode tëxt", "", "billing is monthly"]),
     "recorded": st.sampled_from(["2026-01-01T00:00:00Z", "2027-03-01T00:00:00Z"]),
+    "expires": st.sampled_from([None, "", "2026-06-01T00:00:00Z", "2027-06-01T00:00:00Z"]),
+    "confidence": st.sampled_from([0.0, 0.5, 0.7, 1.0]),
+    "mentions": st.integers(min_value=1, max_value=3),
+    "salience": st.lists(st.sampled_from([0.0, -0.0, 0.25, 0.9]), min_size=7, max_size=7),
+    "conflicts": st.lists(st.integers(min_value=0, max_value=39), max_size=2),
 })
 
 
@@ -39,7 +44,10 @@ def _state(records: list[dict], mark: int = 0) -> State:
     for i, r in enumerate(records):
         m = Memory(id=f"m{i:015x}", text=r["text"], recorded_at=r["recorded"], occurred_at="2026",
                    precision="year", status=r["status"], retired=r["retired"], seq=r["seq"], tier=r["tier"],
-                   level=r["level"], kind=r["kind"], outcome=r["outcome"], subject=r["subject"])
+                   level=r["level"], kind=r["kind"], outcome=r["outcome"], subject=r["subject"],
+                   expires_at=r["expires"], confidence=r["confidence"], mention_count=r["mentions"],
+                   salience=Salience(*r["salience"]),
+                   conflicts_with=tuple(f"m{j:015x}" for j in r["conflicts"] if j < len(records)))
         memories[m.id] = m
     return State(memories=memories, seq=60, at="2027-01-01T00:00:00Z", marks={"consolidate": mark} if mark else {})
 
@@ -78,6 +86,10 @@ def test_the_column_tests_are_the_record_tests(records, subjects):
         m.status == "active" and m.level == "raw" and m.subject in subjects for m in ordered]
     assert open_rows(table, 30).tolist() == [
         m.status == "active" and (m.tier == "short" or m.level != "raw") or m.retired or m.seq > 30 for m in ordered]
+    now = "2027-01-01T00:00:00Z"  # (expire's test: ``due``)
+    assert open_rows(table, 30, now).tolist() == [
+        m.status == "active" and (m.tier == "short" and m.expires_at is not None and m.expires_at <= now
+                                  or m.level != "raw") or m.retired or m.seq > 30 for m in ordered]
 
 
 @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -128,3 +140,28 @@ def test_group_members_read_from_columns_are_the_records_fields(records, subject
     assert [m.id for m in got] == [m.id for m in expected]
     for light, m in zip(got, expected, strict=True):
         assert all(getattr(light, name) == getattr(m, name) for name in light._fields)
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(record, min_size=1, max_size=40), st.integers(min_value=0, max_value=60))
+def test_short_term_records_read_from_columns_are_the_records_fields(records, mark):
+    """Every active short-term raw record the run does not list, in canonical order, with
+    the fields its record has (its salience's axes, its conflicts as a tuple)."""
+    state = _state(records, mark)
+    now = "2027-01-01T00:00:00Z"
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "state.parquet"
+        path.write_bytes(parquet_bytes(state))
+        part, _meta = read_snapshot(path, keep=lambda table, marks: rows(table, marks, now))
+    work = Working.of(part)
+    listed = work.listed()
+    got = shorts(work)
+    expected = [m for m in state.ordered() if m.status == "active" and m.tier == "short" and m.level == "raw"
+                and m.id not in listed]
+    assert [m.id for m in got] == [m.id for m in expected]
+    for light, m in zip(got, expected, strict=True):
+        for name in light._fields:
+            if name == "salience":
+                assert [repr(getattr(light.salience, a)) for a in AXES] == [repr(getattr(m.salience, a)) for a in AXES]
+            else:
+                assert getattr(light, name) == getattr(m, name), name
