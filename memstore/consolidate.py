@@ -369,8 +369,8 @@ def _near_duplicates(s, now: str, config, embedder, memo: _Memo) -> list[dict]:
         for m in scan:
             if m.subject in subjects and (key := (m.domain or "", m.subject)) in wanted:
                 groups.setdefault(key, []).append(m)
-        for members_ in groups.values():
-            members_.sort(key=_order)
+        for group in groups.values():
+            group.sort(key=_order)
         if scan is not candidates:  # in the order a scan of every record meets them (below)
             groups = {k: groups[k] for k in sorted(groups, key=lambda k: min(map(_CANONICAL, groups[k])))}
     else:  # (members kept in order: a record's _order never changes)
@@ -601,13 +601,13 @@ def _pool(s, pooled, memo: _Memo) -> tuple:
         pool = pool_of(s, pooled, _UPDATABLE)
         alive = set(pool.ids)
     memo.pool = (pool, alive, len(written))
-    return pool, set(alive)
+    return pool, alive  # (read, not changed, by the round)
 
 
 def _build_candidates(s, new: list[Memory], ranked_of: dict[str, list[int]], memo: _Memo) -> None:
     """Build the records ``new`` are compared with this round in one pass: a run over a
-    snapshot builds a record when it is first read, and one by one a night's candidates
-    (~20,000) took a take of the table each."""
+    snapshot builds a record when it is first read, and one by one a night's candidates (up
+    to 20 a new record) would take a take of the table each."""
     if isinstance(s, Working) and s.source is not None:
         s.build([memo.candidates[n.id][k] for n in new for k in ranked_of[n.id]])
 
@@ -751,7 +751,7 @@ def _retire(s, now: str, config) -> list[dict]:
     gone = ("superseded", "invalidated")
     events = []
     abstractions = _select(s, "retire", lambda m: m.level != "raw" and m.status == "active" and m.derived_from)
-    if isinstance(s, Working):  # (from a snapshot, their sources in one pass: one by one, 12,000 took 10 s)
+    if isinstance(s, Working):  # (from a snapshot, their sources in one pass, not a take of the table each)
         s.build([i for m in abstractions for i in m.derived_from])
     for m in abstractions:
         sources = [s.memories.get(i) for i in m.derived_from]

@@ -53,3 +53,29 @@ def test_blocks_of_doubtful_rows_are_checked_whole(monkeypatch):
     rng = np.random.default_rng(1)
     vecs = _scaled(rng, 10, 16, [1e-40, 1.0, 1.002, 0.998, 1e-31, 1.0021, 0.9979, 2.0, 1e-50, 0.0])
     assert _unit(vecs).tolist() == _reference(vecs).tolist()
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.integers(min_value=0, max_value=39), max_size=60), st.sampled_from([1, 3, 2048]))
+def test_vectors_read_in_file_order_come_back_in_the_order_asked(asked, mapped):
+    """``EmbeddingCache._vectors`` reads the rows sorted, a map over the span of each few
+    (``_MAPPED``), and gives them back in the order asked, repeats and all."""
+    import tempfile
+    from pathlib import Path
+
+    import memstore.index.embcache as ec
+    from memstore.embed import HashingEmbedder
+
+    embedder = HashingEmbedder(16)
+    texts = [f"memory number {i}" for i in range(40)]
+    with tempfile.TemporaryDirectory() as tmp:
+        cache = ec.EmbeddingCache(Path(tmp), embedder.name, embedder.dim)
+        cache.embed(embedder, texts)  # (written in this order: row i holds texts[i])
+        saved, ec._MAPPED = ec._MAPPED, mapped
+        try:
+            got = cache._vectors(np.array(asked, dtype=np.int64))
+        finally:
+            ec._MAPPED = saved
+    expected = np.asarray(embedder.embed(texts, "passage"), dtype=np.float32)
+    assert got.shape == (len(asked), embedder.dim)
+    assert np.array_equal(got, expected[asked].reshape(len(asked), embedder.dim))

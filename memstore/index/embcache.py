@@ -87,8 +87,8 @@ class EmbeddingCache:
         import numpy as np
 
         out = np.empty((len(rows), self.dim), dtype=np.float32)
-        # read in file order: the rows of a map lie together, each page touched once (a
-        # night's 220,000 group texts at 1M, read in the order asked, took a second)
+        # read in file order, whatever the order asked: the rows of a map lie together and
+        # each page is touched once
         order = np.argsort(rows, kind="stable")
         rows, rec = rows[order], self._rec()
         for i in range(0, len(rows), _MAPPED):
