@@ -29,7 +29,7 @@ from memstore import writes
 from memstore.config import load_config
 from memstore.consolidate import rows
 from memstore.memlog import MemLog
-from memstore.state import Partial
+from memstore.state import Partial, State
 from memstore.store.layout import Layout
 from memstore.store.open import _fold_partial
 from memstore.store.snapshot import parquet_bytes, read_snapshot
@@ -213,7 +213,6 @@ def test_a_night_against_older_groups_read_from_columns_decides_as_the_whole_sta
     import memstore.consolidate as c
     from memstore.rowscan import Member
 
-    log = MemLog()
     services = ["auth", "search", "mail", "chat", "video", "maps", "news", "shop", "docs", "wiki"]
     clients = ["acme", "globex", "initech", "umbrella", "hooli", "stark", "wayne", "tyrell", "cyberdyne", "soylent"]
     older = [{"text": f"The {name} service deploys from the {branch} branch", "subject": "deploys", "kind": "note",
@@ -226,14 +225,8 @@ def test_a_night_against_older_groups_read_from_columns_decides_as_the_whole_sta
               for who, when in zip(["Alice", "Bob", "Carol", "Dave", "Erin", "Frank"],
                                    ["at weekends", "overnight", "in August", "on holidays", "at Easter", "in May"],
                                    strict=True)]
-    log.remember(older, "2026-01-01T10:00:00Z", CONFIG)
-    log.run(_marked, "2026-01-02T00:00:00Z", CONFIG, embedder=HASH)
     now = "2026-01-06T00:00:00Z"
-    with tempfile.TemporaryDirectory() as tmp:
-        path = Path(tmp) / "state.parquet"
-        path.write_bytes(parquet_bytes(log.state))
-        base, _meta = read_snapshot(path, keep=lambda table, marks: rows(table, marks, now))
-    cut = len(log.events)
+    log, base, cut = _snapshot_after_a_night(older, now)
     log.remember([{"text": "The chat service deploys from the trunk branch!", "subject": "deploys", "kind": "note"},
                   {"text": "We never deploy on Fridays", "subject": "deploys", "kind": "decision"},
                   {"text": "The hooli account is now billed yearly", "subject": "billing", "kind": "fact"},
@@ -255,20 +248,13 @@ def test_short_term_groups_read_from_columns_are_promoted_as_the_whole_states():
     ``rowscan.shorts``), repeated by the day's records and reinforced in the tail: the
     groups they reach are promoted, with the members and the mean confidence of the whole
     state's run, over more than one round."""
-    log = MemLog()
     chatter = [{"text": f"Standup moved to room {room}", "subject": f"standup-{room}", "tier": "short"}
                for room in ("A", "B", "C", "D")]
     chatter += [{"text": f"Lunch at the {place} today", "tier": "short"} for place in ("cafe", "canteen", "park")]
     chatter.append({"text": "The VPN drops every hour", "subject": "vpn", "tier": "short", "kind": "incident"})
-    log.remember(chatter, "2026-01-01T10:00:00Z", CONFIG)
-    log.run(_marked, "2026-01-02T00:00:00Z", CONFIG, embedder=HASH)
     now = "2026-01-06T00:00:00Z"
-    with tempfile.TemporaryDirectory() as tmp:
-        path = Path(tmp) / "state.parquet"
-        path.write_bytes(parquet_bytes(log.state))
-        base, _meta = read_snapshot(path, keep=lambda table, marks: rows(table, marks, now))
+    log, base, cut = _snapshot_after_a_night(chatter, now)
     assert not any(m.tier == "short" for m in dict.values(base.memories))  # (none opened with)
-    cut = len(log.events)
     log.remember([{"text": "Standup moved to room B", "subject": "standup-B", "tier": "short"},
                   {"text": "Standup moved to room C!", "subject": "standup-C", "tier": "short"},
                   {"text": "Lunch at the park today", "tier": "short"},
@@ -279,3 +265,16 @@ def test_short_term_groups_read_from_columns_are_promoted_as_the_whole_states():
     whole = _marked(log.state, now=now, config=CONFIG, embedder=HASH)
     assert [e["op"] for e in whole].count("promote") >= 2
     assert _marked(_fold_partial(iter(log.events[cut:]), base), now=now, config=CONFIG, embedder=HASH) == whole
+
+
+def _snapshot_after_a_night(records: list[dict], now: str) -> tuple[MemLog, State, int]:
+    """A log with ``records`` remembered on 2026-01-01 and consolidated that night, and its
+    snapshot opened as a night at ``now`` opens it: (the log, that state, where its tail starts)."""
+    log = MemLog()
+    log.remember(records, "2026-01-01T10:00:00Z", CONFIG)
+    log.run(_marked, "2026-01-02T00:00:00Z", CONFIG, embedder=HASH)
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "state.parquet"
+        path.write_bytes(parquet_bytes(log.state))
+        base, _meta = read_snapshot(path, keep=lambda table, marks: rows(table, marks, now))
+    return log, base, len(log.events)
