@@ -109,18 +109,24 @@ class EmbeddingCache:
         import numpy as np
 
         hashes = [text_hash(f"{role}\0{t}") for t in texts]
-        out = np.zeros((len(texts), self.dim), dtype=np.float32)
         if self.path is None:
+            out = np.zeros((len(texts), self.dim), dtype=np.float32)
             where = np.array([0 if h in self._mem else -1 for h in hashes], dtype=np.int64)
             for i in np.flatnonzero(where >= 0):
                 out[i] = self._mem[hashes[i]]
         else:
             where = self._where(hashes)
-            if (have := np.flatnonzero(where >= 0)).size:
-                out[have] = self._vectors(where[have])
-                bad = have[~_unit(out[have])]  # a damaged entry: its text is embedded again and
-                out[bad] = 0  # appended, and the later entry of a hash is the one read
-                where[bad] = -1
+            have = np.flatnonzero(where >= 0)
+            if len(have) == len(texts):  # (every one cached, a night's groups: read straight into
+                out = self._vectors(where)  # the answer, not into a copy of it)
+                bad = np.flatnonzero(~_unit(out))
+            else:
+                out = np.zeros((len(texts), self.dim), dtype=np.float32)
+                if len(have):
+                    out[have] = self._vectors(where[have])
+                bad = have[~_unit(out[have])]
+            out[bad] = 0  # a damaged entry: its text is embedded again and appended, and the
+            where[bad] = -1  # later entry of a hash is the one read
         first: dict[bytes, int] = {}  # a text asked for twice is embedded once
         for i in np.flatnonzero(where < 0):
             first.setdefault(hashes[i], int(i))
