@@ -3,10 +3,11 @@ a night builds the records it reads, not every live one (issue [6/6], item 2).
 
 The rows a night opens with (``open_rows``) are a superset of those whose record a stage's
 scan keeps: the scan's own test then runs on the records built, so it decides. The update
-pool (``pool_of``) and the near-duplicate groups' older members (``members``) are not built
-at all: what they read is read from columns, with column tests equal to consolidate's
-record tests (tests/test_rowscan.py holds each to them), and a record is built when it is
-compared (a candidate, a nearest older member).
+pool (``pool_of``), the near-duplicate groups' older members (``members``) and promote's
+short-term records (``shorts``) are not built at all: what they read is read from columns,
+with column tests equal to consolidate's record tests (tests/test_rowscan.py holds each to
+them, nulls as None), and a record is built when it is compared (a candidate, a nearest
+older member).
 
 Rows whose record the log after the snapshot changed, or the run wrote, are never read
 from the table: those records are built already, and judged as they are now."""
@@ -39,8 +40,9 @@ def open_rows(table, mark: int, now: str | None = None):
     short = pc.and_(active, pc.equal(table.column("tier"), "short"))
     if now is not None:
         short = pc.and_(short, pc.less_equal(table.column("expires_at"), now))
+    abstraction = pc.fill_null(pc.not_equal(table.column("level"), "raw"), True)  # (None != "raw")
     return (_mask(pc.greater(table.column("seq"), mark)) | _mask(table.column("retired")) | _mask(short)
-            | _mask(pc.and_(active, pc.not_equal(table.column("level"), "raw"))))
+            | _mask(pc.and_(active, abstraction)))
 
 
 def group_rows(table, subjects: set[str]):

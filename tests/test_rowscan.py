@@ -21,12 +21,12 @@ from memstore.store.snapshot import parquet_bytes, read_snapshot
 from memstore.working import Working
 
 record = st.fixed_dictionaries({
-    "status": st.sampled_from(["active", "expired", "archived", "superseded", "invalidated"]),
+    "status": st.sampled_from(["active", "expired", "archived", "superseded", "invalidated", None]),
     "retired": st.booleans(),
     "seq": st.integers(min_value=1, max_value=60),
-    "tier": st.sampled_from(["short", "long"]),
-    "level": st.sampled_from(["raw", "raw", "summary", "policy"]),
-    "kind": st.sampled_from(KINDS),
+    "tier": st.sampled_from(["short", "long", None]),
+    "level": st.sampled_from(["raw", "raw", "summary", "policy", None]),  # (None: a hand-made snapshot's null)
+    "kind": st.sampled_from([*KINDS, None]),
     "outcome": st.sampled_from([None, None, "positive", "pending"]),
     "subject": st.sampled_from([None, "deploys", "billing", "Deploys", ""]),
     "text": st.sampled_from(["we deploy on fridays", "ünïcode tëxt", "", "billing is monthly"]),
