@@ -501,12 +501,11 @@ def _pooled(m: Memory) -> bool:
 def _updates(s, now: str, config, memo: _Memo) -> list[dict]:
     """Newer records that update older beliefs in everyday words (memstore.beliefs)."""
     since = ts_after(now, -config["consolidate"]["lookback_days"])
-    pooled = _pooled
-    new = sorted(_select(s, "new", lambda m: pooled(m) and m.status == "active" and _fresh(m, since, s)),
+    new = sorted(_select(s, "new", lambda m: _pooled(m) and m.status == "active" and _fresh(m, since, s)),
                  key=lambda m: (m.recorded_at, m.seq, m.id))
     if not new:
         return []
-    pool, in_pool = _pool(s, pooled, memo)  # (in_pool as the round starts: candidates are ranked over it all round)
+    pool, in_pool = _pool(s, memo)  # (in_pool as the round starts: candidates are ranked over it all round)
     if memo.postings is None or not in_pool <= memo.postings.position.keys():
         memo.reset(Postings(pool, memo.mapper, memo.keyer, wanted=[n.id for n in new]))
         memo.silent = _silent(new, memo.postings, memo.mapper)
@@ -577,13 +576,13 @@ def _updates(s, now: str, config, memo: _Memo) -> list[dict]:
     return events
 
 
-def _pool(s, pooled, memo: _Memo) -> tuple:
+def _pool(s, memo: _Memo) -> tuple:
     """(the round's update pool, the ids in it). A run over a snapshot reads the pool from
     columns once (``rowscan.pool_of``: its records are not built) and follows the run's writes
-    after: a record written since that no longer passes ``pooled`` leaves it (no consolidate
+    after: a record written since that no longer passes ``_pooled`` leaves it (no consolidate
     event makes one pass that did not: were one to, the pool is read again)."""
     if not (isinstance(s, Working) and s.source is not None):
-        pool = _select(s, "updates", pooled)
+        pool = _select(s, "updates", _pooled)
         return pool, {m.id for m in pool}
     from .rowscan import pool_of
 
@@ -592,13 +591,13 @@ def _pool(s, pooled, memo: _Memo) -> tuple:
     if held is not None:
         pool, alive, synced = held
         for i in dict.fromkeys(written[synced:]):
-            if not pooled(s.memories[i]):
+            if not _pooled(s.memories[i]):
                 alive.discard(i)
             elif i not in alive:
                 held = None
                 break
     if held is None:
-        pool = pool_of(s, pooled, _UPDATABLE)
+        pool = pool_of(s, _pooled, _UPDATABLE)
         alive = set(pool.ids)
     memo.pool = (pool, alive, len(written))
     return pool, alive  # (read, not changed, by the round)

@@ -48,11 +48,12 @@ def open_rows(table, mark: int, now: str | None = None):
 def group_rows(table, subjects: set[str]):
     """The active raw records on these subjects: the near-duplicate groups of a night's new
     records (a group is a domain and a subject; every domain's rows are kept)."""
+    import numpy as np
     import pyarrow as pa
     import pyarrow.compute as pc
 
     if not subjects:
-        return _mask(pc.equal(table.column("seq"), -1))
+        return np.zeros(table.num_rows, dtype=bool)
     on = pc.is_in(table.column("subject"), value_set=pa.array(sorted(subjects), type=pa.string()))
     return _mask(pc.and_(pc.and_(pc.equal(table.column("status"), "active"), pc.equal(table.column("level"), "raw")), on))
 
@@ -80,9 +81,7 @@ class Pool(Sequence):
     def __len__(self) -> int:
         return len(self.ids)
 
-    def __getitem__(self, i):
-        if isinstance(i, slice):
-            return [self._get(x) for x in self.ids[i]]
+    def __getitem__(self, i: int):
         return self._get(self.ids[i])
 
 
