@@ -116,7 +116,9 @@ class Store:
             from .errors import UsageError
 
             raise UsageError("working memory belongs to an agent: Store(..., agent=NAME)")
-        return self.state().notes_of(self.agent)
+        from .store.open import load_notes
+
+        return load_notes(self.layout).get(self.agent, {}).get("text", "")  # (no record read)
 
     def set_notes(self, text: str, *, now: str, mode: str = "set") -> str:
         """Write this agent's working memory (set, append or clear); returns it as it now is."""

@@ -165,6 +165,9 @@ def records(events, state, access=None) -> list[dict]:
                 out[cid].update(state="superseded", resolved_at=e["at"])
     from .access import readable
 
+    build = getattr(state.memories, "build", None)
+    if build is not None:  # (a state opened from a snapshot: every side built in one pass, not one each)
+        build(sorted({i for rec in out.values() for i in (rec["old"], rec["new"])}))
     kept = []
     for rec in out.values():
         old, new = state.memories.get(rec["old"]), state.memories.get(rec["new"])

@@ -143,7 +143,10 @@ def _reinstate(s: State, mid: str, other: str) -> None:
     if m is None or m.status != "superseded" or m.superseded_by != other:
         return
     s.memories[mid] = evolve(m, status="active", invalid_at=None, superseded_by=None, reason=None)
-    for d in list(s.memories.values()):  # rare (a person's decision): a scan is fine
+    # rare (a person's decision): a scan is fine. A state opened partially from a snapshot
+    # has every retired abstraction built (store.open.by_id, state.Lazy): only those are scanned
+    built = getattr(s.memories, "built", None)
+    for d in list(built() if built is not None else s.memories.values()):
         if d.status == "invalidated" and d.retired and mid in d.derived_from:
             s.memories[d.id] = evolve(d, status="active", invalid_at=None, reason=None, retired=False)
 

@@ -55,3 +55,10 @@ class Resident:
         from .store.open import load_state
 
         return load_state(self.layout)[0]
+
+    def notes_of(self, agent: str | None) -> dict:
+        """An agent's working memory as {"text", "at"} ({} when it has none, or for no agent),
+        read with no record built (``store.open.load_notes``)."""
+        from .store.open import load_notes
+
+        return load_notes(self.layout).get(agent, {}) if agent else {}

@@ -29,8 +29,8 @@ class State:
     marks: dict[str, int] = field(default_factory=dict)
 
     def copy(self) -> State:
-        source = getattr(self.memories, "source", None)  # (a partial state's stays partial)
-        memories = dict(self.memories) if source is None else Partial(self.memories, source)
+        partial = getattr(self.memories, "source", None) is not None  # (a partial state's stays partial)
+        memories = self.memories.copy() if partial else dict(self.memories)
         return State(memories, dict(self.keys), self.seq, self.at, dict(self.notes), dict(self.marks))
 
     def resolve(self, ref: str) -> Memory | None:
@@ -49,12 +49,9 @@ class State:
         return sorted(self.memories.values(), key=_CANONICAL)
 
 
-class Partial(dict):
-    """Records by id of which only some are built: a stage that scans few of a snapshot's
-    rows (``store.open.load_state(keep=)``) gets those, and any other id it asks for is built
-    from ``source`` (``source.one(id)``, None when there is no such record) on first use.
-    Listings (``values``, ``State.ordered``) hold the records built so far, so a caller may
-    scan only for records its ``keep`` chose or that it asked for by id."""
+class OnDemand(dict):
+    """Records by id, some built from ``source`` (a snapshot's rows: ``source.one(id)``, None
+    when there is no such record) when first asked for (``Partial``, ``Lazy``)."""
 
     __slots__ = ("source",)
 
@@ -78,14 +75,141 @@ class Partial(dict):
     def __contains__(self, key) -> bool:
         return self.get(key) is not None
 
-    def copy(self) -> Partial:
-        return Partial(self, self.source)
-
     def build(self, ids) -> None:
         """Build the records of ``ids`` not built yet, in one pass over the source."""
         if self.source is not None:
             for m in self.source.many([i for i in ids if not dict.__contains__(self, i)]):
                 dict.__setitem__(self, m.id, m)
+
+    def built(self):
+        """The records built so far (or written), never building one (a ``Partial``'s
+        listing; a ``Lazy``'s listing builds every record)."""
+        return dict.values(self)
+
+
+class Partial(OnDemand):
+    """Records by id of which only some are built: a stage that scans few of a snapshot's
+    rows (``store.open.load_state(keep=)``) gets those, and any other id it asks for is built
+    on first use. Listings (``values``, ``State.ordered``) hold the records built so far, so
+    a caller may scan only for records its ``keep`` chose or that it asked for by id."""
+
+    __slots__ = ()
+
+    def copy(self) -> Partial:
+        return Partial(self, self.source)
+
+
+_FILL_AFTER = 2048  # a Lazy's records built one by one before the rest are built at once
+
+
+class Lazy(OnDemand):
+    """Every record of a snapshot's table, each built when it is first read: a whole state
+    (``store.open.load_state`` without ``keep``) opens without building a million records,
+    and a caller that reads a few by id (the MCP server's tools, a library's
+    ``Store.state().resolve``) builds those only. Unlike a ``Partial``'s, its listings are
+    complete: the first listing (iteration, ``values``, ``items``, ``==``) builds every row
+    not built yet, in one pass, and from then on it is an ordinary dict of every record (no
+    source), in the order a state built whole has: the table's rows (canonical order), then
+    the records the log after it created, as the fold added them. ``len`` counts without
+    building. The fold never removes a record, so a row of the table is a record, built or
+    not."""
+
+    __slots__ = ("misses",)
+
+    def __init__(self, records=(), source=None):
+        super().__init__(records, source)
+        self.misses = 0
+
+    def __missing__(self, key):
+        m = OnDemand.__missing__(self, key)  # (KeyError: no such record)
+        # a caller reading record after record by id (one table take each, ~1 ms at 1M) pays
+        # for _FILL_AFTER of them at most, then for every record at once as a listing does
+        self.misses += 1
+        if self.misses >= _FILL_AFTER:
+            self.fill()
+        return m
+
+    def fill(self) -> None:
+        """Build every row not built yet; the built records (changed or not) take their rows'
+        places, the others follow."""
+        if self.source is None:
+            return
+        every = {m.id: m for m in self.source.every()}
+        every.update(dict.items(self))
+        dict.clear(self)
+        dict.update(self, every)
+        self.source = None
+
+    def copy(self) -> Lazy:
+        out = Lazy((), self.source)
+        dict.update(out, dict.items(self))  # (the built records only: never a listing)
+        return out
+
+    def __len__(self) -> int:
+        if self.source is None:
+            return dict.__len__(self)
+        return self.source.num_rows + self.source.missing(list(dict.keys(self)))
+
+    def __iter__(self):
+        self.fill()
+        return dict.__iter__(self)
+
+    def keys(self):
+        self.fill()
+        return dict.keys(self)
+
+    def values(self):
+        self.fill()
+        return dict.values(self)
+
+    def items(self):
+        self.fill()
+        return dict.items(self)
+
+    def __reversed__(self):
+        self.fill()
+        return dict.__reversed__(self)
+
+    def __eq__(self, other) -> bool:
+        self.fill()
+        if isinstance(other, Lazy):
+            other.fill()
+        return dict.__eq__(self, other)
+
+    def __ne__(self, other) -> bool:
+        return not self == other
+
+    __hash__ = None
+
+    def __repr__(self) -> str:
+        self.fill()
+        return dict.__repr__(self)
+
+    def __delitem__(self, key) -> None:
+        self.fill()
+        dict.__delitem__(self, key)
+
+    def pop(self, key, *default):
+        self.fill()
+        return dict.pop(self, key, *default)
+
+    def popitem(self):
+        self.fill()
+        return dict.popitem(self)
+
+    def setdefault(self, key, default=None):
+        m = self.get(key)
+        if m is None:
+            self[key] = m = default
+        return m
+
+    def __or__(self, other):
+        self.fill()
+        return dict.__or__(self, other)
+
+    def __reduce__(self):
+        self.fill()
+        return dict, (dict(dict.items(self)),)
 
 
 def recurrence_after(mentions: int) -> float:

@@ -350,7 +350,7 @@ def _search(c: _Call, a: dict) -> dict:
 def _preamble(c: _Call, a: dict) -> dict:
     from .dispatch import dispatch
 
-    notes = c.resident.state().notes_of(c.agent)
+    notes = c.resident.notes_of(c.agent).get("text", "")
     repo = check_slug(a["repo"], "repo") if "repo" in a else None
     return dispatch(c.resident.indexes(), a["task"], now=c.now, config=c.config, notes=notes, access=c.access,
                     repo=repo, semantic=a.get("semantic", False))
@@ -412,7 +412,7 @@ def _update_notes(c: _Call, a: dict) -> dict:
 
 def _read_notes(c: _Call, a: dict) -> dict:
     agent = c.need_agent("read_my_notes")
-    held = c.resident.state().notes.get(agent, {})
+    held = c.resident.notes_of(agent)
     return {"agent": agent, "notes": held.get("text", ""), "updated_at": held.get("at")}
 
 

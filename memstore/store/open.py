@@ -13,7 +13,7 @@ from pathlib import Path
 
 from ..events import touched_ids
 from ..fold import fold
-from ..state import Partial, State
+from ..state import OnDemand, State
 from .layout import Layout
 from .log import LogReader, position_after, read_head
 from .snapshot import read_header, read_snapshot, snapshot_anchor, snapshot_files
@@ -55,8 +55,12 @@ def load_state(layout: Layout, *, use_snapshots: bool = True, keep=None) -> tupl
     the records the log after it touches; any other record is built when its id is asked for
     (``state.Partial``). For a caller whose every scan looks only for records the mask
     holds (``distill.rows``, ``consolidate.rows``): a million records are not built to read
-    a few thousand. Without a usable snapshot, with ``keep`` None, or while states are kept
-    between opens (``remember_states``), every record is built."""
+    a few thousand. Without ``keep``, a state opened from a snapshot is a ``state.Lazy``:
+    each record is built when it is first read, and the first listing builds the rest (a
+    million records: seconds and a gigabyte more), so a caller that reads a few records by
+    id (the MCP server's tools, ``Store.state()``) does not pay for them all. Without a
+    usable snapshot, or while states are kept between opens (``remember_states``), every
+    record is built."""
     layout.check_readable()
     position = position_after(layout)  # taken first: events appended meanwhile are read next time
     reader = LogReader(layout)
@@ -65,7 +69,7 @@ def load_state(layout: Layout, *, use_snapshots: bool = True, keep=None) -> tupl
         if state is None:
             reader = LogReader(layout)
             # (a state kept for the next open, replay's, is built whole: that open may scan anything)
-            state = _load(layout, reader, use_snapshots, None if _ENABLED[0] else keep)
+            state = _load(layout, reader, use_snapshots, None if _ENABLED[0] else keep, lazy=not _ENABLED[0])
     if _ENABLED[0] and position is not None and state.seq:
         _MEMO[layout.root] = (state, position)
     return state, reader
@@ -106,9 +110,9 @@ def acyclic_build():
             gc.enable()
 
 
-def _load(layout: Layout, reader: LogReader, use_snapshots: bool, keep=None) -> State:
-    base, events = _base(layout, reader, (lambda path: read_snapshot(path, keep)) if use_snapshots else None)
-    if isinstance(base.memories, Partial):
+def _load(layout: Layout, reader: LogReader, use_snapshots: bool, keep=None, lazy: bool = False) -> State:
+    base, events = _base(layout, reader, (lambda path: read_snapshot(path, keep, lazy)) if use_snapshots else None)
+    if isinstance(base.memories, OnDemand):
         return _fold_partial(events, base)
     return fold(events, base)
 
@@ -167,7 +171,7 @@ _BATCH = 16_384  # tail events whose records a partial state builds in one pass
 
 def _fold_partial(events, base: State) -> State:
     """``fold`` onto a partial state: the records each batch of events touches are built in
-    one pass over the snapshot first (``Partial.build``; one by one, each would take its own)."""
+    one pass over the snapshot first (``OnDemand.build``; one by one, each would take its own)."""
     def built(batch: list[dict], base: State) -> State:
         base.memories.build(sorted({i for e in batch for i in touched_ids(e)}))
         return fold(batch, base)

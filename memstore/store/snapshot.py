@@ -20,7 +20,7 @@ from typing import NamedTuple
 from ..codec import dumps, loads
 from ..model import AXES
 from ..schema import STAGES
-from ..state import Partial, State
+from ..state import Lazy, OnDemand, Partial, State
 from .fs import ensure_dir, read_regular, write_atomic
 from .layout import SNAPSHOT_NAME, Layout
 
@@ -181,7 +181,7 @@ def state_table(state: State):
     million records built and turned back into columns (most of a snapshot's time at 1M)."""
     rows = _rows_of(state)
     if rows is not None:
-        return rows.merged(list(state.memories.values()))
+        return rows.merged(list(state.memories.built()))
     return _table(state.ordered())
 
 
@@ -194,14 +194,16 @@ def release_unused() -> None:
 
 
 def opened_partially(state: State) -> bool:
-    """Whether the state was opened from a snapshot's table with rows left unbuilt (``keep``)."""
+    """Whether the state was opened from a snapshot's table with rows left unbuilt (``keep``,
+    or a ``state.Lazy`` not listed yet)."""
     return _rows_of(state) is not None
 
 
 def _rows_of(state: State) -> _Rows | None:
-    """The snapshot table a state opened partially from a snapshot builds its records from."""
+    """The snapshot table a state opened partially from a snapshot builds its records from
+    (None once a ``state.Lazy`` has built them all)."""
     memories = state.memories
-    return memories.source if isinstance(memories, Partial) and isinstance(memories.source, _Rows) else None
+    return memories.source if isinstance(memories, OnDemand) and isinstance(memories.source, _Rows) else None
 
 
 def _table(memories: list):
@@ -269,14 +271,15 @@ def take_snapshot(layout: Layout) -> Taken:
         return Taken(path, state.seq, rows)
 
 
-def read_snapshot(path: Path, keep=None) -> tuple[State, dict]:
+def read_snapshot(path: Path, keep=None, lazy: bool = False) -> tuple[State, dict]:
     """The state a snapshot holds and its metadata; ValueError (or any pyarrow error) when it is
     damaged (a page fails its CRC), of another format, or its rows do not match their checksum.
 
     ``keep(table, marks)``: a boolean mask of the rows to build now (a stage that scans few of
     a million records), given the table and the snapshot's lifecycle watermarks; the state's
-    records are then a ``state.Partial`` that builds any other row its id is asked for. A
-    table whose ids cannot be looked up so is built whole."""
+    records are then a ``state.Partial`` that builds any other row its id is asked for.
+    ``lazy`` (without ``keep``): the records are a ``state.Lazy``, every row built when it is
+    first read. A table whose ids cannot be looked up so is built whole."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -291,12 +294,15 @@ def read_snapshot(path: Path, keep=None) -> tuple[State, dict]:
     if meta.get("rows") != table.num_rows or (meta["format"] == _COLUMNS_CHECKSUM
                                               and meta.get("checksum") != content_checksum(table)):
         raise ValueError("rows do not match the checksum in its metadata")
-    rows = _Rows.of(table) if keep is not None else None
+    rows = _Rows.of(table) if keep is not None or lazy else None
     if rows is not None:
         import numpy as np
 
-        wanted = np.flatnonzero(np.asarray(keep(table, dict(state.marks)), dtype=bool))
-        state.memories = Partial({m.id: m for m in rows.take(wanted)}, rows)
+        from .open import by_id
+
+        # (lazy: the retired abstractions, which the fold scans for, as by_id builds them)
+        wanted = np.flatnonzero(np.asarray((keep or by_id)(table, dict(state.marks)), dtype=bool))
+        state.memories = (Lazy if keep is None else Partial)({m.id: m for m in rows.take(wanted)}, rows)
         return state, meta
     state.memories = {m.id: m for m in _memories(table)}
     if len(state.memories) != table.num_rows:
@@ -305,7 +311,7 @@ def read_snapshot(path: Path, keep=None) -> tuple[State, dict]:
 
 
 class _Rows:
-    """A snapshot table's records by id, built when asked for (``state.Partial``'s source)."""
+    """A snapshot table's records by id, built when asked for (``state.Partial``'s and ``state.Lazy``'s source)."""
 
     def __init__(self, table, ids, order):
         self.table, self.ids, self.order = table, ids, order  # ids sorted, and their rows
@@ -382,6 +388,22 @@ class _Rows:
 
     def many(self, keys) -> list:
         return self.take(self.rows_of(keys))
+
+    @property
+    def num_rows(self) -> int:
+        return self.table.num_rows
+
+    def missing(self, keys: list) -> int:
+        """How many of ``keys`` (distinct) are no row's id."""
+        return int((self._at(keys) < 0).sum())
+
+    def every(self) -> list:
+        """Every row's record, in the table's order (built with the cycle collector paused, as
+        ``open.load_state`` builds a state: ``open.acyclic_build``)."""
+        from .open import acyclic_build
+
+        with acyclic_build():
+            return _memories(self.table)
 
 
 def read_header(path: Path) -> tuple[State, dict]:

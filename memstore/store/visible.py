@@ -47,7 +47,7 @@ def hidden_of(state: State, access) -> frozenset[str]:
         return hidden_ids(state, access)
     table = rows.table.select(["id", "domain"])
     listed = table.column("id").filter(pa.array(~readable_rows(table, access))).to_pylist()
-    return frozenset(listed) | {m.id for m in state.memories.values() if not access.can_read(m.domain)}
+    return frozenset(listed) | {m.id for m in state.memories.built() if not access.can_read(m.domain)}
 
 
 def caller_table(state: State, access, agent: str | None):
