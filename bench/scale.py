@@ -58,7 +58,11 @@ LOAD_STATE = ("import json, sys, time\nfrom memstore.store.layout import Layout\
               "from memstore.store.open import load_state\nt = time.perf_counter()\n"
               "r = load_state(Layout(__import__('pathlib').Path(sys.argv[1])), use_snapshots=sys.argv[2] == '1')\n"
               "s = r[0] if isinstance(r, tuple) else r\n"
-              "print(json.dumps({'load_s': time.perf_counter() - t, 'seq': getattr(s, 'seq', None)}))")
+              "load = time.perf_counter() - t\n"
+              "n = len(s.ordered()) if sys.argv[3:] == ['list'] else None\n"  # (a state from a snapshot
+              # builds its records when read, memstore.state.Lazy: a listing builds them all)
+              "print(json.dumps({'load_s': load, 'list_s': time.perf_counter() - t - load if n else None,"
+              " 'seq': getattr(s, 'seq', None)}))")
 
 
 # --------------------------------------------------------------------------- measuring
@@ -254,7 +258,8 @@ def snapshot_open(store: Path, env: dict, now: str, timeout: float) -> list[dict
         r["label"] = label
         if argv[0] == sys.executable and r["rc"] == 0:
             got = json.loads(r["stdout_tail"].strip().splitlines()[-1])
-            r["note"] = f"load_state {got['load_s']:.2f} s in-process (seq {got['seq']})"
+            r["note"] = f"load_state {got['load_s']:.2f} s in-process (seq {got['seq']})" + (
+                f", then every record listed {got['list_s']:.2f} s" if got.get("list_s") is not None else "")
             r["load_s"] = got["load_s"]
         elif label.startswith("snapshot"):
             r["note"] = f"snapshots/ {sum(p.stat().st_size for p in (store / 'snapshots').glob('*')) / 1e6:.0f} MB" \
@@ -269,6 +274,8 @@ def snapshot_open(store: Path, env: dict, now: str, timeout: float) -> list[dict
     step(f"show {mid}, no snapshot", cli(store, "show", mid, *n))
     step("snapshot", cli(store, "snapshot", *n))
     step("load_state, snapshot + tail", [sys.executable, "-c", LOAD_STATE, str(store), "1"])
+    step("load_state, snapshot + tail, every record listed", [sys.executable, "-c", LOAD_STATE, str(store), "1",
+                                                               "list"])
     step("snapshot again (from the snapshot)", cli(store, "snapshot", *n))
     step("stats, after snapshot", cli(store, "stats", *n))
     step(f"show {mid}, after snapshot", cli(store, "show", mid, *n))
