@@ -8,6 +8,8 @@ import json
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from memstore.config import load_config
 from memstore.consolidate import consolidate, decide, thresholds
@@ -223,3 +225,27 @@ def test_the_vector_memo_stays_bounded_and_answers_every_text(monkeypatch):
     got = c._vectors(emb, mixed)
     assert all(np.array_equal(g, e) for g, e in zip(got, emb.embed(mixed, "passage"), strict=True))
     assert len(c._VECTORS) <= 8
+
+
+@settings(max_examples=50, deadline=None)
+@given(st.lists(st.lists(st.integers(0, 40), max_size=12), min_size=1, max_size=6))
+def test_the_vector_memo_answers_each_text_across_the_calls_that_fetched_them(calls):
+    """Each call's vectors are held as the embedder returned them (an array a call): texts
+    asked for again are gathered from whichever arrays hold them, rows in the order asked,
+    repeats included, as the embedder gives them."""
+    import numpy as np
+
+    from memstore import consolidate as c
+
+    emb = HashingEmbedder(32)
+    memo = c._VECTORS
+    try:
+        c._VECTORS = c._Vectors()
+        for call in calls:
+            texts = [f"memory number {i}" for i in call]
+            got = c._vectors(emb, texts)
+            assert got.shape == (len(texts), 32)
+            assert np.array_equal(got, np.asarray(emb.embed(texts, "passage")).reshape(len(texts), 32))
+        assert len(c._VECTORS.arrays) == len(c._VECTORS.starts) <= len(calls)
+    finally:
+        c._VECTORS = memo
