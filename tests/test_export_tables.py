@@ -68,7 +68,8 @@ def _export(store: Path, agent: str | None, fmt: str, out: Path) -> bytes:
 
 @pytest.mark.parametrize("table", sorted(TABLES))
 def test_the_export_from_the_table_is_the_folds(store, table, tmp_path, monkeypatch):
-    from cli.commands import export
+    from memstore_cli.commands import export  # (the module memstore's main runs, not cli.*)
+
     from memstore.store import visible
 
     (store / "memstore.toml").write_text(HASHING + '[agents]\nbot = "r"\n\n' + TABLES[table])
@@ -110,7 +111,8 @@ def test_an_agent_sees_no_hidden_record_nor_a_link_to_one(store, tmp_path):
 def test_the_history_is_written_a_block_at_a_time_as_the_whole_log_says(store, tmp_path, monkeypatch, agent):
     """`export --history`, the owner's and an agent's, against the log's events filtered by
     the records hidden in the whole state, joined at once (the code before blocks)."""
-    from cli.commands import export
+    from memstore_cli.commands import export  # (the module memstore's main runs, not cli.*)
+
     from memstore.access import access_for, event_visible, hidden_ids
     from memstore.codec import dumps_line
     from memstore.config import load_config

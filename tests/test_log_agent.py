@@ -2,7 +2,7 @@
 [6/6]: reads that cost what they return; at a million memories an agent's `log --limit 10`
 folded the whole state to learn which records it may not read: 25 s and 1.8 GB).
 
-``cli.commands.log._recent_visible`` asks the records index (and the log after its watermark)
+``memstore_cli.commands.log._recent_visible`` asks the records index (and the log after its watermark)
 for the domains of just the records the events it reads name. Held here to the forward read
 over the whole state: the same lines for every --limit, with --since, --op and --json, for
 an agent with a domain it may not read, with the index behind the log, and without one.
@@ -12,11 +12,10 @@ from __future__ import annotations
 
 import shutil
 
+import memstore_cli.commands.log as log_command  # (the module memstore's main runs, not cli.*)
 import pytest
 from reliability_support import cli
 from test_grants import NOW, _hidden, _leaks, built, gs  # noqa: F401 (fixtures)
-
-import cli.commands.log as log_command
 
 
 def _both(store, monkeypatch, *argv: str) -> str:

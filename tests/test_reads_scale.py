@@ -296,23 +296,41 @@ def test_conflicts_equal_the_fold(stores, args):
     assert len(json.loads(fast[1])["conflicts"]) >= (4 if args else 1)
 
 
-def test_open_conflicts_are_read_from_their_records_events(stores, monkeypatch):
+@pytest.mark.parametrize("scan", [False, True])
+def test_open_conflicts_are_read_from_their_records_events_or_a_scan(stores, monkeypatch, scan):
     """`conflicts` (open ones) reads the events of the records in an open conflict (the
-    records index names them), never a scan of the log; --all still scans."""
+    records index names them) while they are few for the log's size, never a scan of the
+    log; when they are many, a scan for the conflict ops (--all always scans). Either way
+    the output is the fold's."""
+    from memstore_cli.commands import conflicts  # (the module memstore's main runs, not cli.*)
+
     from memstore.store import lookup
 
     store, bare = stores
     want = _run(bare, "conflicts", "--json", "--now", _day(101))
-    scan = lookup.lines_with
+    scan_lines, scanned = lookup.lines_with, []
 
-    def no_scan(layout, pattern):
+    def watched(layout, pattern):
         if b"conflict|resolve" in pattern:
-            raise AssertionError("conflicts scanned the log")
-        return scan(layout, pattern)
+            if not scan:
+                raise AssertionError("conflicts scanned the log")
+            scanned.append(pattern)
+        return scan_lines(layout, pattern)
 
-    monkeypatch.setattr(lookup, "lines_with", no_scan)
+    monkeypatch.setattr(lookup, "lines_with", watched)
+    monkeypatch.setattr(conflicts, "_SCAN_PER_RECORD", 1 << 40 if scan else 0)
     assert _run(store, "conflicts", "--json", "--now", _day(101)) == want
     assert json.loads(want[1])["conflicts"]
+    assert bool(scanned) == scan
+
+
+def test_the_log_bytes_are_its_partitions_sizes(stores):
+    from memstore.store.layout import Layout
+    from memstore.store.log import log_bytes
+
+    store, _bare = stores
+    sizes = [p.stat().st_size for p in (store / "log").glob("*.jsonl")]
+    assert log_bytes(Layout(store)) == sum(sizes) > 0 and len(sizes) >= 2
 
 
 @pytest.mark.parametrize("block", [1, 2, 5])
@@ -320,7 +338,8 @@ def test_reads_a_block_at_a_time_equal_the_fold(stores, monkeypatch, block):
     """`conflicts` and `brief` read the records they show a block at a time (a pair's sides
     in two blocks, a side asked for again after its block is gone): the output is the
     fold's, in both forms."""
-    from cli.commands import conflicts
+    from memstore_cli.commands import conflicts  # (the module memstore's main runs, not cli.*)
+
     from memstore import brief
     from memstore.index import records
 

@@ -233,19 +233,31 @@ class _Blocks:
         return self._held.get(mid, default)
 
 
+_SCAN_PER_RECORD = 128 << 10  # log bytes a scan reads in the time one record's lines are found
+
+
 def _scanned(current, layout, all_: bool) -> list[dict] | None:
-    """The conflict, resolve and supersede events, read without folding the log: for open
-    conflicts, the events of the records in one (the records index names them); for --all, a
-    scan of the log for those ops. None: the log is out of order there (the forward read
-    decides)."""
+    """The conflict, resolve and supersede events, read without folding the log: for --all, a
+    scan of the log's bytes for those ops; for open conflicts, the events naming a record
+    still in one (the records index names them: every event of an open conflict names its
+    sides, which are in one still), from those records' lines (found by bisecting the log on
+    the seqs the index lists for them) or, when they are many for the log's size, from the
+    scan (at 1M, 53,082 records in 36,324 open conflicts: their lines 18 s, the scan of the
+    1 GB log 3 s; ~0.34 ms a record against ~2.8 s a gigabyte). None: the log is out of
+    order there (the forward read decides)."""
+    from memstore.store.log import log_bytes
     from memstore.store.lookup import scanned_events
 
     ops = ("conflict", "resolve", "supersede")
+    pattern = rb'"op"\s*:\s*"(?:conflict|resolve|supersede)"'
     if all_:
-        return scanned_events(layout, rb'"op":"(?:conflict|resolve|supersede)"', lambda ev: ev["op"] in ops)
-    # every event of an open conflict names its sides, which are in one still
-    found: dict[int, dict] = {}
+        return scanned_events(layout, pattern, lambda ev: ev["op"] in ops)
     ids = current.in_conflict()
+    if len(ids) * _SCAN_PER_RECORD > log_bytes(layout):
+        named = frozenset(ids)
+        return scanned_events(layout, pattern, lambda ev: ev["op"] in ops and any(
+            isinstance(side, str) and side in named for side in (ev.get("old"), ev.get("new"))))
+    found: dict[int, dict] = {}
     for at in range(0, len(ids), 4096):  # (the lines of a few thousand records held at a time)
         for mine in current.events_of(ids[at:at + 4096]).values():
             if mine is None:
