@@ -324,13 +324,13 @@ def test_open_conflicts_are_read_from_their_records_events_or_a_scan(stores, mon
     assert bool(scanned) == scan
 
 
-def test_the_log_bytes_are_its_partitions_sizes(stores):
+def test_the_log_size_is_its_partitions_sizes(stores):
     from memstore.store.layout import Layout
-    from memstore.store.log import log_bytes
+    from memstore.store.lookup import log_size
 
     store, _bare = stores
     sizes = [p.stat().st_size for p in (store / "log").glob("*.jsonl")]
-    assert log_bytes(Layout(store)) == sum(sizes) > 0 and len(sizes) >= 2
+    assert log_size(Layout(store)) == sum(sizes) > 0 and len(sizes) >= 2
 
 
 @pytest.mark.parametrize("block", [1, 2, 5])

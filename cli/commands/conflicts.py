@@ -245,15 +245,14 @@ def _scanned(current, layout, all_: bool) -> list[dict] | None:
     scan (at 1M, 53,082 records in 36,324 open conflicts: their lines 18 s, the scan of the
     1 GB log 3 s; ~0.34 ms a record against ~2.8 s a gigabyte). None: the log is out of
     order there (the forward read decides)."""
-    from memstore.store.log import log_bytes
-    from memstore.store.lookup import scanned_events
+    from memstore.store.lookup import log_size, scanned_events
 
     ops = ("conflict", "resolve", "supersede")
     pattern = rb'"op"\s*:\s*"(?:conflict|resolve|supersede)"'
     if all_:
         return scanned_events(layout, pattern, lambda ev: ev["op"] in ops)
     ids = current.in_conflict()
-    if len(ids) * _SCAN_PER_RECORD > log_bytes(layout):
+    if len(ids) * _SCAN_PER_RECORD > log_size(layout):
         named = frozenset(ids)
         return scanned_events(layout, pattern, lambda ev: ev["op"] in ops and any(
             isinstance(side, str) and side in named for side in (ev.get("old"), ev.get("new"))))

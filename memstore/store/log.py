@@ -38,17 +38,6 @@ def log_files(layout: Layout) -> list[Path]:
     return [p for p in (layout.log_dir / n for n in names) if p.is_file()]
 
 
-def log_bytes(layout: Layout) -> int:
-    """The partitions' total size in bytes (one stat each; one gone meanwhile counts 0)."""
-    total = 0
-    for path in log_files(layout):
-        try:
-            total += path.stat().st_size
-        except OSError:
-            pass
-    return total
-
-
 @dataclass(frozen=True)
 class Head:
     """The newest well-formed event: its seq and record time. ``torn``: a fragment after the

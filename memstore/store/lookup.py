@@ -212,6 +212,17 @@ def lines_with(layout: Layout, pattern: bytes) -> list[bytes]:
     return found
 
 
+def log_size(layout: Layout) -> int:
+    """The partitions' total size in bytes (one stat each; one gone meanwhile counts 0)."""
+    total = 0
+    for path in log_files(layout):
+        try:
+            total += path.stat().st_size
+        except OSError:
+            pass
+    return total
+
+
 def scanned_events(layout: Layout, pattern: bytes, keep) -> list[dict] | None:
     """The well-formed events on the log lines matching ``pattern`` that ``keep(event)``
     accepts, in log order, without reading the log into events. None
