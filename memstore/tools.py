@@ -363,17 +363,27 @@ def _judge(c: _Call, a: dict) -> dict:
 
 
 def _conflicts(c: _Call, a: dict) -> dict:
+    from .conflict_list import listed, shown
     from .conflicts import records
+    from .index.current import read_or_fold
     from .store.log import LogReader
 
-    state = c.resident.state()
-    found = records(LogReader(c.layout).events(), state, c.access)
-    if not a.get("all"):
-        found = [r for r in found if r["state"] == "open"]
-    for r in found:
-        for side in ("old", "new"):
-            m = state.memories[r[side]]
-            r[f"{side}_text"] = m.text
+    def texts(found: list[dict], sides) -> list[dict]:
+        for r in found:
+            for side in ("old", "new"):
+                m = sides.get(r[side])
+                r[f"{side}_text"] = None if m is None else m.text
+        return found
+
+    def from_index():  # as `memstore conflicts`: the records index and the log's conflict events
+        got = listed(c.layout, bool(a.get("all")), c.access)
+        return None if got is None else texts(*got)
+
+    found = read_or_fold(from_index, lambda: None)
+    if found is None:  # no usable records index: the fold's
+        state = c.resident.state()
+        found = texts(shown(records(LogReader(c.layout).events(), state, c.access), bool(a.get("all"))),
+                      state.memories)
     return {"conflicts": found}
 
 

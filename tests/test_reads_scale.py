@@ -302,8 +302,7 @@ def test_open_conflicts_are_read_from_their_records_events_or_a_scan(stores, mon
     records index names them) while they are few for the log's size, never a scan of the
     log; when they are many, a scan for the conflict ops (--all always scans). Either way
     the output is the fold's."""
-    from memstore_cli.commands import conflicts  # (the module memstore's main runs, not cli.*)
-
+    from memstore import conflict_list
     from memstore.store import lookup
 
     store, bare = stores
@@ -318,7 +317,7 @@ def test_open_conflicts_are_read_from_their_records_events_or_a_scan(stores, mon
         return scan_lines(layout, pattern)
 
     monkeypatch.setattr(lookup, "lines_with", watched)
-    monkeypatch.setattr(conflicts, "_SCAN_PER_RECORD", 1 << 40 if scan else 0)
+    monkeypatch.setattr(conflict_list, "_SCAN_PER_RECORD", 1 << 40 if scan else 0)
     assert _run(store, "conflicts", "--json", "--now", _day(101)) == want
     assert json.loads(want[1])["conflicts"]
     assert bool(scanned) == scan
@@ -338,13 +337,11 @@ def test_reads_a_block_at_a_time_equal_the_fold(stores, monkeypatch, block):
     """`conflicts` and `brief` read the records they show a block at a time (a pair's sides
     in two blocks, a side asked for again after its block is gone): the output is the
     fold's, in both forms."""
-    from memstore_cli.commands import conflicts  # (the module memstore's main runs, not cli.*)
-
-    from memstore import brief
+    from memstore import brief, conflict_list
     from memstore.index import records
 
     store, bare = stores
-    monkeypatch.setattr(conflicts, "_BLOCK", block)
+    monkeypatch.setattr(conflict_list, "_BLOCK", block)
     monkeypatch.setattr(brief, "_BLOCK", block)
     monkeypatch.setattr(records, "_BULK", block)  # (the mapped pages handed back after each block)
     for args in ((), ("--all",), ("--json",), ("--all", "--json")):
@@ -552,3 +549,18 @@ def test_lines_read_backwards_say_where_they_begin(tmp_path_factory, lines, frag
     assert [line for _, line in got] == want[::-1]
     for offset, line in got:
         assert data[offset:offset + len(line) + 1] == line + b"\n"
+
+
+@pytest.mark.parametrize("all_", [False, True])
+def test_the_mcp_conflict_listing_reads_the_index_as_the_cli_does(stores, monkeypatch, all_):
+    """The list_conflicts tool answers from the records index and the log's conflict events
+    (``memstore.conflict_list``), opening no state, with the fold's answer."""
+    from memstore import tools
+    from memstore.resident import Resident
+    from memstore.store import open as store_open
+
+    store, bare = stores
+    want = tools.call(Resident(bare), "list_conflicts", {"all": all_}, now=_day(101))
+    assert want["conflicts"] and all(r["old_text"] and r["new_text"] for r in want["conflicts"])
+    monkeypatch.setattr(store_open, "load_state", lambda *a, **k: pytest.fail("the tool opened the state"))
+    assert tools.call(Resident(store), "list_conflicts", {"all": all_}, now=_day(101)) == want

@@ -132,6 +132,7 @@ def resolve(
 
 
 def _list(all_: bool, now: str | None, json: bool) -> None:
+    from memstore.conflict_list import shown as shown_of
     from memstore.conflicts import records
     from memstore.index.current import read_or_fold
     from memstore.store.transaction import LogView
@@ -144,7 +145,7 @@ def _list(all_: bool, now: str | None, json: bool) -> None:
         view = LogView(e.layout)
         state = view.state()
         found = records(view.events(), state, e.access)
-        page = _page(e.now, _shown(found, all_), state.memories, json)
+        page = _page(e.now, shown_of(found, all_), state.memories, json)
     shown, text = page
     if json:
         write_bytes(text)
@@ -158,26 +159,13 @@ def _list(all_: bool, now: str | None, json: bool) -> None:
             note("no conflicts recorded" if all_ else "no open conflicts")
 
 
-def _shown(found: list[dict], all_: bool) -> list[dict]:
-    return found if all_ else [r for r in found if r["state"] == "open"]
-
-
 def _from_index(e, all_: bool, json: bool):
-    """(the conflicts shown, the page) from the records index and the log lines it names, the
-    records of the two sides read a block at a time (a listing of 36,324 open conflicts at 1M
-    held 53,082 records at once: 550 MB); None: no usable records index."""
-    from memstore.conflicts import records
-    from memstore.index.current import open_current
+    """(the conflicts shown, the page) from the records index and the log's conflict events
+    (``memstore.conflict_list``); None: no usable records index."""
+    from memstore.conflict_list import listed
 
-    current = open_current(e.layout)
-    events = None if current is None else _scanned(current, e.layout, all_)
-    if events is None:
-        return None
-    asked = _Asked()  # the order records() asks for the sides in, learnt from a first pass
-    records(events, asked, e.access)
-    found = records(events, _Blocks(current, asked.order), e.access)
-    shown = _shown(found, all_)
-    return _page(e.now, shown, _Blocks(current, [r[side] for r in shown for side in ("old", "new")]), json)
+    got = listed(e.layout, all_, e.access)
+    return None if got is None else _page(e.now, *got, json)
 
 
 def _page(at: str, shown: list[dict], memories, json: bool) -> tuple[list[dict], bytes]:
@@ -197,72 +185,6 @@ def _page(at: str, shown: list[dict], memories, json: bool) -> tuple[list[dict],
     if json:
         page.write(b"]}\n")
     return shown, page.getvalue()
-
-
-_BLOCK = 2048  # sides read from the records index at a time
-
-
-class _Asked:
-    """A state's ``memories`` that holds nothing and notes the ids asked for, in order."""
-
-    def __init__(self):
-        self.memories = self
-        self.order: list[str] = []
-
-    def get(self, mid, default=None):
-        self.order.append(mid)
-        return default
-
-
-class _Blocks:
-    """A state's ``memories`` for one pass that asks for records in a known order: read from
-    the records index (and the log after it) 2,048 at a time, the block before dropped."""
-
-    def __init__(self, current, order: list[str]):
-        self.memories = self
-        self._current, self._order, self._block = current, order, _BLOCK
-        self._at, self._held = 0, {}
-
-    def get(self, mid, default=None):
-        at, self._at = self._at, self._at + 1
-        if mid not in self._held:
-            if at < len(self._order) and self._order[at] == mid:
-                self._held = self._current.get(sorted(set(self._order[at:at + self._block])))
-            else:  # asked out of the order given: just this one
-                return self._current.get([mid]).get(mid, default)
-        return self._held.get(mid, default)
-
-
-_SCAN_PER_RECORD = 128 << 10  # log bytes a scan reads in the time one record's lines are found
-
-
-def _scanned(current, layout, all_: bool) -> list[dict] | None:
-    """The conflict, resolve and supersede events, read without folding the log: for --all, a
-    scan of the log's bytes for those ops; for open conflicts, the events naming a record
-    still in one (the records index names them: every event of an open conflict names its
-    sides, which are in one still), from those records' lines (found by bisecting the log on
-    the seqs the index lists for them) or, when they are many for the log's size, from the
-    scan (at 1M, 53,082 records in 36,324 open conflicts: their lines 18 s, the scan of the
-    1 GB log 3 s; ~0.34 ms a record against ~2.8 s a gigabyte). None: the log is out of
-    order there (the forward read decides)."""
-    from memstore.store.lookup import log_size, scanned_events
-
-    ops = ("conflict", "resolve", "supersede")
-    pattern = rb'"op"\s*:\s*"(?:conflict|resolve|supersede)"'
-    if all_:
-        return scanned_events(layout, pattern, lambda ev: ev["op"] in ops)
-    ids = current.in_conflict()
-    if len(ids) * _SCAN_PER_RECORD > log_size(layout):
-        named = frozenset(ids)
-        return scanned_events(layout, pattern, lambda ev: ev["op"] in ops and any(
-            isinstance(side, str) and side in named for side in (ev.get("old"), ev.get("new"))))
-    found: dict[int, dict] = {}
-    for at in range(0, len(ids), 4096):  # (the lines of a few thousand records held at a time)
-        for mine in current.events_of(ids[at:at + 4096]).values():
-            if mine is None:
-                return None
-            found.update((ev["seq"], ev) for ev in mine if ev["op"] in ops)
-    return [found[q] for q in sorted(found)]
 
 
 def render(result: dict, *, all_: bool = False) -> None:
