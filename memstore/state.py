@@ -150,26 +150,6 @@ class Lazy(OnDemand):
             return dict.__len__(self)
         return self.source.num_rows + self.source.missing(list(dict.keys(self)))
 
-    def __iter__(self):
-        self.fill()
-        return dict.__iter__(self)
-
-    def keys(self):
-        self.fill()
-        return dict.keys(self)
-
-    def values(self):
-        self.fill()
-        return dict.values(self)
-
-    def items(self):
-        self.fill()
-        return dict.items(self)
-
-    def __reversed__(self):
-        self.fill()
-        return dict.__reversed__(self)
-
     def __eq__(self, other) -> bool:
         self.fill()
         if isinstance(other, Lazy):
@@ -181,35 +161,34 @@ class Lazy(OnDemand):
 
     __hash__ = None
 
-    def __repr__(self) -> str:
-        self.fill()
-        return dict.__repr__(self)
-
-    def __delitem__(self, key) -> None:
-        self.fill()
-        dict.__delitem__(self, key)
-
-    def pop(self, key, *default):
-        self.fill()
-        return dict.pop(self, key, *default)
-
-    def popitem(self):
-        self.fill()
-        return dict.popitem(self)
-
     def setdefault(self, key, default=None):
         m = self.get(key)
         if m is None:
             self[key] = m = default
         return m
 
-    def __or__(self, other):
-        self.fill()
-        return dict.__or__(self, other)
-
     def __reduce__(self):
         self.fill()
         return dict, (dict(dict.items(self)),)
+
+
+def _listed(name: str):
+    """dict's method ``name``, after every record is built (``Lazy.fill``)."""
+    method = getattr(dict, name)
+
+    def listing(self, *args):
+        self.fill()
+        return method(self, *args)
+
+    listing.__name__ = listing.__qualname__ = name
+    listing.__doc__ = method.__doc__
+    return listing
+
+
+# a listing (iteration, keys, values, items, repr) or a removal lists every record first
+for _name in ("__iter__", "keys", "values", "items", "__reversed__", "__repr__", "__delitem__", "pop",
+              "popitem", "__or__"):
+    setattr(Lazy, _name, _listed(_name))
 
 
 def recurrence_after(mentions: int) -> float:

@@ -19,15 +19,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_reads_scale import _snapshotted
-from test_snapshot_incremental import RECORDS, _state
-from test_structured_facts import SUMMARY_ID, with_summary
+from test_snapshot_incremental import RECORDS, _state, resolved_after_a_snapshot
+from test_structured_facts import SUMMARY_ID
 
 from memstore import state as state_module
-from memstore.config import load_config
 from memstore.conflicts import records as conflict_records
-from memstore.conflicts import resolve_event
-from memstore.consolidate import consolidate
-from memstore.embed import HashingEmbedder
 from memstore.state import Lazy, Partial, digest
 from memstore.store.layout import Layout
 from memstore.store.log import LogReader
@@ -135,14 +131,7 @@ def test_reading_record_after_record_builds_the_rest_at_once(snapshot, monkeypat
 def test_a_resolution_in_the_tail_brings_back_the_retired_abstraction_without_a_listing(tmp_path):
     """``fold._reinstate`` scans the records built (the retired abstractions, built up front),
     so a person's resolution after the snapshot neither misses one nor builds every row."""
-    log, _tea, _coffee = with_summary()
-    log.run(consolidate, "2026-05-01T03:00:00Z", load_config(None), embedder=HashingEmbedder(256))
-    assert log.state.memories[SUMMARY_ID].retired
-    path = tmp_path / "state.parquet"
-    path.write_bytes(parquet_bytes(log.state))
-    cut = len(log.events)
-    (rec,) = conflict_records(log.events, log.state)
-    log.append([resolve_event(rec, "old", "2026-05-02T10:00:00Z")], "2026-05-02T10:00:00Z")
+    log, path, cut = resolved_after_a_snapshot(tmp_path)
     base, _meta = read_snapshot(path, lazy=True)
     assert SUMMARY_ID in dict.keys(base.memories)  # built up front
     lazy = _fold_partial(iter(log.events[cut:]), base)

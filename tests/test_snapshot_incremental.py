@@ -76,10 +76,11 @@ def test_the_rows_it_did_not_build_are_taken_as_they_are(tmp_path_factory, chang
     assert parquet_bytes(part) == parquet_bytes(_state(whole))
 
 
-def test_a_resolution_after_the_snapshot_brings_back_its_retired_abstraction(tmp_path):
-    """``fold._reinstate`` finds the abstraction by scanning: ``by_id`` builds the retired rows
-    up front, or the partial state (a snapshot's, a forget's) would keep it retired."""
-    log, tea, _coffee = with_summary()
+def resolved_after_a_snapshot(tmp_path: Path):
+    """A summary retired when its source was superseded, snapshotted, then a person's
+    resolution that brings the source back (and so the summary): (the log, the snapshot's
+    path, where the log after it starts)."""
+    log, _tea, _coffee = with_summary()
     log.run(consolidate, "2026-05-01T03:00:00Z", CONFIG, embedder=HASH)
     assert log.state.memories[SUMMARY_ID].retired
     path = tmp_path / "state.parquet"
@@ -87,6 +88,13 @@ def test_a_resolution_after_the_snapshot_brings_back_its_retired_abstraction(tmp
     cut = len(log.events)
     (rec,) = conflict_records(log.events, log.state)
     log.append([resolve_event(rec, "old", "2026-05-02T10:00:00Z")], "2026-05-02T10:00:00Z")
+    return log, path, cut
+
+
+def test_a_resolution_after_the_snapshot_brings_back_its_retired_abstraction(tmp_path):
+    """``fold._reinstate`` finds the abstraction by scanning: ``by_id`` builds the retired rows
+    up front, or the partial state (a snapshot's, a forget's) would keep it retired."""
+    log, path, cut = resolved_after_a_snapshot(tmp_path)
     base, _meta = read_snapshot(path, keep=by_id)
     assert SUMMARY_ID in dict.keys(base.memories)  # built up front
     part = _fold_partial(iter(log.events[cut:]), base)
