@@ -126,8 +126,9 @@ def _unit(value, name: str, *, optional: bool = False) -> None:
 
 
 def _count(value, name: str, *, low: int = 0) -> None:
-    if type(value) is not int or value < low:
-        raise Bad(f"{name} {_show(value)} must be a whole number of at least {low}")
+    # (below 2**53, as a seq: a count past int64 failed the snapshot's and the index's columns)
+    if type(value) is not int or not low <= value < MAX_SEQ:
+        raise Bad(f"{name} {_show(value)} must be a whole number of at least {low}, below 2**53")
 
 
 def _choice(value, name: str, allowed) -> None:
@@ -250,8 +251,9 @@ def _record_ok(d, max_chars: int) -> bool:
         return False
     if not _fraction(get("confidence", 1.0)):
         return False
-    if (type(v := get("recall_count", 0)) is not int or v < 0 or type(v := get("mention_count", 1)) is not int
-            or v < 1 or type(v := get("seq", 0)) is not int or v < 0):
+    if (type(v := get("recall_count", 0)) is not int or not 0 <= v < MAX_SEQ
+            or type(v := get("mention_count", 1)) is not int or not 1 <= v < MAX_SEQ
+            or type(v := get("seq", 0)) is not int or not 0 <= v < MAX_SEQ):
         return False
     for name in _ID_FIELDS:
         if (v := get(name)) is not None and (type(v) is not str or not _ID.fullmatch(v)):
@@ -260,7 +262,7 @@ def _record_ok(d, max_chars: int) -> bool:
         if (v := get(name)) is not None and (type(v) is not list or len(v) > MAX_LIST or not all(
                 type(i) is str and _ID.fullmatch(i) for i in v)):
             return False
-    if (v := get("turn")) is not None and (type(v) is not int or v < 0):
+    if (v := get("turn")) is not None and (type(v) is not int or not 0 <= v < MAX_SEQ):
         return False
     if (v := get("reason")) is not None and (type(v) is not str or len(v) > MAX_TEXT or "\x00" in v
                                              or not _utf8(v)):
