@@ -167,6 +167,10 @@ class Lazy(OnDemand):
             self[key] = m = default
         return m
 
+    def clear(self) -> None:
+        dict.clear(self)
+        self.source = None  # (no row comes back)
+
     def __reduce__(self):
         self.fill()
         return dict, (dict(dict.items(self)),)

@@ -112,6 +112,9 @@ def test_a_few_reads_by_id_build_those_records_only(snapshot):
     assert mem.get("m" + "0" * 14 + "z") is None and "nope" not in mem
     assert sorted(dict.keys(mem)) == sorted([IDS[7], IDS[300], IDS[9]])
     assert mem.source is not None
+    copy = mem.copy()
+    copy.clear()  # (as a dict's: nothing left, not even the rows not built)
+    assert len(copy) == 0 and list(copy) == [] and copy.get(IDS[5]) is None and len(mem) == len(RECORDS)
 
 
 def test_reading_record_after_record_builds_the_rest_at_once(snapshot, monkeypatch):
