@@ -73,8 +73,9 @@ def _events(current, layout, all_: bool) -> list[dict] | None:
     still in one (the records index names them: every event of an open conflict names its
     sides, which are in one still), from those records' lines (found by bisecting the log on
     the seqs the index lists for them) or, when they are many for the log's size, from the
-    scan (at 1M, 53,082 records in 36,324 open conflicts: their lines 18 s, the scan of the
-    1 GB log 3 s; ~0.34 ms a record against ~2.8 s a gigabyte). None: the log is out of
+    scan (at 1M, 53,082 records in 36,324 open conflicts, ad hoc: their lines 18 s by
+    cProfile, the scan of the 1 GB log 2.8 s; ~0.34 ms a record against ~2.8 s a gigabyte,
+    whence ``_SCAN_PER_RECORD``). None: the log is out of
     order there (the forward read decides)."""
     from .store.lookup import log_size, scanned_events
 

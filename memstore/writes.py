@@ -275,7 +275,7 @@ def _conflicts_named(layout: Layout, state, ref: str, access) -> list[dict] | No
         return None
     pattern = b"|".join(re.escape(i.encode()) for i in sorted(sides))
     events = scanned_events(layout, pattern, lambda ev: ev["op"] in ops and (ev["old"] in sides or ev["new"] in sides))
-    return None if events is None else records(events, _built(state, _sides(events)), access)
+    return None if events is None else records(events, state, access)  # (it builds the sides in one pass)
 
 
 def _in_conflict(table, marks):
@@ -305,17 +305,13 @@ def _open_conflicts(layout: Layout, state, access) -> list[dict] | None:
     ops = ("conflict", "resolve", "supersede")
     events = scanned_events(layout, rb'"op"\s*:\s*"(?:conflict|resolve|supersede)"',
                             lambda ev: ev["op"] in ops and (ev["old"] in flagged or ev["new"] in flagged))
-    return None if events is None else records(events, _built(state, _sides(events)), access)
-
-
-def _sides(events: list[dict]):
-    return (i for ev in events for i in (ev["old"], ev["new"]))
+    return None if events is None else records(events, state, access)  # (it builds the sides in one pass)
 
 
 def _built(state, ids):
     """``state`` with the records of ``ids`` built in one pass over the snapshot (a partial
     state builds one it is asked for by itself: 24,212 lookups of one row each took 18 s
-    at 1M in harmonize)."""
+    at 1M in harmonize; ``conflicts.records`` builds its sides so)."""
     from .state import OnDemand
 
     if isinstance(state.memories, OnDemand):
