@@ -147,10 +147,12 @@ if __name__ == "__main__":  # (the workers are spawned: they import this module 
 
 
 def measure(src: Path, store: Path, cache: Path, now: str, jobs: int, scratch: Path, stages: bool,
-            collector: bool = False) -> dict:
+            collector: bool = False, keys: tuple[str, bytes] | None = None) -> dict:
     copy = scratch / "store"
     shutil.rmtree(copy, ignore_errors=True)
     shutil.copytree(store, copy)
+    if keys is not None:  # (--pool-keys: as `memstore snapshot` leaves it beside the snapshot)
+        (copy / "snapshots" / keys[0]).write_bytes(keys[1])
     script = scratch / "child.py"
     script.write_text(CHILD)
     env = {**os.environ, "SRC": str(src), "MEMSTORE_CACHE_DIR": str(cache), "STAGES": "1" if stages else "",
@@ -174,16 +176,20 @@ def main() -> None:
                    help="also time the stages and count the texts and pairs seen (the timers add a little)")
     p.add_argument("--collector", action="store_true",
                    help="keep Python's cycle collector on during this checkout's runs (as before 0.12.4)")
+    p.add_argument("--pool-keys", action="store_true",
+                   help="give the store's newest snapshot its keys file (memstore.index.poolkeys, as `memstore "
+                        "snapshot` writes it) in each copy, when it has none: a store snapshotted before 0.12.14")
     a = p.parse_args()
     if a.other is not None and not (a.other / "memstore" / "__init__.py").is_file():
         raise SystemExit(f"first_consolidate: --other {a.other} is not a memstore checkout (no memstore/__init__.py)")
     order = ["this"] * a.pairs if a.other is None else \
         [w for i in range(a.pairs) for w in (("other", "this") if i % 2 == 0 else ("this", "other"))]
     runs: dict[str, list[dict]] = {"this": [], "other": []}
+    keys = _pool_keys(a.store, a.cache) if a.pool_keys else None
     with tempfile.TemporaryDirectory(prefix="first-consolidate-") as tmp:
         for who in order:
             got = measure(HERE if who == "this" else a.other.resolve(), a.store, a.cache, a.now, a.jobs, Path(tmp),
-                          a.stages, a.collector and who == "this")
+                          a.stages, a.collector and who == "this", keys)
             runs[who].append(got)
             print(who, json.dumps(got), flush=True)
     if runs["other"]:
@@ -193,6 +199,25 @@ def main() -> None:
             this, other = (sum(r[field] for r in runs[w]) for w in ("this", "other"))
             ratio = f"{this / other:.2f}x" if other else "-"  # (a night's run may not use the workers)
             print(f"{field}: this {this:.1f} / other {other:.1f} = {ratio}")
+
+
+def _pool_keys(store: Path, cache: Path) -> tuple[str, bytes] | None:
+    """(the name, the bytes) of the keys file of the store's newest snapshot, built from it
+    with the key cache; None when it has one already (or no snapshot)."""
+    import pyarrow.parquet as pq
+
+    from memstore.index import poolkeys
+    from memstore.index.keycache import KeyCache
+    from memstore.store.layout import Layout
+    from memstore.store.snapshot import read_header, snapshot_files
+
+    found = snapshot_files(Layout(store))
+    if not found or poolkeys.path_of(found[-1][1]).exists():
+        return None
+    path = found[-1][1]
+    data = poolkeys.build(pq.read_table(path), read_header(path)[1]["checksum"], KeyCache(cache).keys)
+    print(f"pool keys: {poolkeys.path_of(path).name}, {len(data):,} bytes, written into each copy", flush=True)
+    return poolkeys.path_of(path).name, data
 
 
 if __name__ == "__main__":

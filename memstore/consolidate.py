@@ -119,23 +119,25 @@ class _Vectors:
         self.clear()
 
     def __len__(self) -> int:
-        return len(self.rows)
+        return self.total
 
     def clear(self, name: str | None = None) -> None:
         self.name, self.rows = name, {}  # text -> its row, counted over the arrays in order
         self.arrays: list = []
         self.starts: list[int] = []  # the first row of each array
+        self.total = 0  # rows held (a text put twice holds two)
 
     def put(self, texts: list[str], vecs) -> None:
-        """Hold ``texts``' vectors ``vecs`` (one row each, in order)."""
+        """Hold ``texts``' vectors ``vecs`` (one row each, in order; a text may be there twice)."""
         import numpy as np
 
         vecs = np.asarray(vecs)
         if self.arrays and (self.arrays[0].dtype != vecs.dtype or self.arrays[0].shape[1:] != vecs.shape[1:]):
             self.clear(self.name)  # (another embedder's kind of vector, under the same name)
-        n = len(self.rows)
+        n = self.total
         self.arrays.append(vecs)
         self.starts.append(n)
+        self.total += len(texts)
         self.rows.update(zip(texts, range(n, n + len(texts)), strict=True))
 
     def gather(self, texts: list[str]):
@@ -170,9 +172,24 @@ def _vectors(embedder, texts: list[str]):
     if memo.name != embedder.name:
         memo.clear(embedder.name)
     rows = memo.rows
-    missing = sorted({t for t in texts if t not in rows})
     cap = _CAP if _CAP is not None else _CAP_BYTES // (4 * max(1, embedder.dim))
-    if missing and len(rows) + len(missing) > cap:
+    cached = getattr(embedder, "cached", None)
+    if cached is not None and texts and rows.keys().isdisjoint(texts):
+        # none held (a night's first round): what the cache holds read straight into the
+        # answer, in order, and kept as it is; what it lacks embedded as below (sorted,
+        # once each): the same vectors as fetching every text into the memo, one copy fewer
+        vecs, found = cached(texts, "passage")
+        lack = np.flatnonzero(~found)
+        if len(lack):
+            todo = sorted({texts[i] for i in lack.tolist()})
+            got, at = embedder.embed(todo, "passage"), {t: j for j, t in enumerate(todo)}
+            vecs[lack] = got[[at[texts[i]] for i in lack.tolist()]]
+        if len(memo) + len(texts) > cap:
+            memo.clear(embedder.name)
+        memo.put(texts, vecs)
+        return vecs
+    missing = sorted({t for t in texts if t not in rows})
+    if missing and len(memo) + len(missing) > cap:
         memo.clear(embedder.name)  # bounded: what this call needs is then fetched whole
         rows, missing = memo.rows, sorted(set(texts))
     if missing:
@@ -209,9 +226,10 @@ class _Memo:
       since, decides nothing again).
     """
 
-    def __init__(self, mapper=map, keyer=None):
+    def __init__(self, mapper=map, keyer=None, filed=None):
         self.mapper = mapper  # where keys and frames are computed: map, or worker processes
         self.keyer = keyer  # where update keys are looked up first (Postings), or None
+        self.filed = filed  # the keys file of the snapshot the run opened (Postings), or None
         self.postings: Postings | None = None
         self.alive = None  # the round's pool, as positions of the postings' pool
         self.candidates: dict[str, list[str]] = {}  # id -> its long ranking (ids)
@@ -516,7 +534,7 @@ def _updates(s, now: str, config, memo: _Memo) -> list[dict]:
         return []
     pool, in_pool = _pool(s, memo)  # (in_pool as the round starts: candidates are ranked over it all round)
     if memo.postings is None or not in_pool <= memo.postings.position.keys():
-        memo.reset(Postings(pool, memo.mapper, memo.keyer, wanted=[n.id for n in new]))
+        memo.reset(Postings(pool, memo.mapper, memo.keyer, wanted=[n.id for n in new], filed=memo.filed))
         memo.silent = _silent(new, memo.postings, memo.mapper)
     memo.alive = None if len(in_pool) == len(memo.postings.pool) else memo.postings.alive(in_pool)
     # the write list of a run's state (memstore.working); another state's checks are all made
@@ -856,7 +874,7 @@ def _promote(s, now: str, config, memo: _Memo | None = None) -> list[dict]:
     return events
 
 
-def consolidate(state, *, now: str, config, embedder=None, mapper=map, keyer=None) -> list[dict]:
+def consolidate(state, *, now: str, config, embedder=None, mapper=map, keyer=None, filed=None) -> list[dict]:
     """The events one consolidation at ``now`` appends (without seq), in order.
 
     ``embedder`` defaults to the hashing embedder (no model) with its thresholds.
@@ -864,13 +882,15 @@ def consolidate(state, *, now: str, config, embedder=None, mapper=map, keyer=Non
     over the embedder's worker processes; the events are the same whatever it is.
     ``keyer(texts, derive)``: the update keys of the pool's texts, from a key cache
     (memstore.index.keycache) where it has them, else ``derive(texts)``; the same keys.
+    ``filed``: the keys file (memstore.index.poolkeys) of the snapshot ``state`` was opened
+    from, whose postings the update stage reads for the records it covers; the same events.
     """
     if embedder is None:
         from .embed import HashingEmbedder
 
         embedder = HashingEmbedder(config["embedder"]["hashing_dim"])
     work = Working.of(state)
-    memo = _Memo(mapper, keyer)
+    memo = _Memo(mapper, keyer, filed)
     events: list[dict] = []
     while True:
         batch: list[dict] = []

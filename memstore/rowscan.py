@@ -73,10 +73,14 @@ def pooled_rows(table, updatable: tuple[str, ...]):
 
 class Pool(Sequence):
     """The update pool in canonical order as columns (``ids``, ``texts``, ``recorded``: each
-    record's record time); ``pool[i]`` is its record, built when asked for."""
+    record's record time); ``pool[i]`` is its record, built when asked for. ``rows``: each
+    record's row in the table (of ``table_rows`` rows) it was read from, -1 for a record
+    judged as built (an int64 array; None: not read from a table)."""
 
-    def __init__(self, ids: list[str], texts: list[str], recorded: list[str], get):
+    def __init__(self, ids: list[str], texts: list[str], recorded: list[str], get, rows=None,
+                 table_rows: int | None = None):
         self.ids, self.texts, self.recorded, self._get = ids, texts, recorded, get
+        self.rows, self.table_rows = rows, table_rows
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -102,9 +106,11 @@ def pool_of(work, pooled, updatable: tuple[str, ...]) -> Pool:
     recorded = table.column("recorded_at").take(rows).to_pylist() + [m.recorded_at for m in built]
     seqs = np.concatenate([table.column("seq").take(rows).to_numpy(zero_copy_only=False),
                            np.array([m.seq for m in built], dtype=np.int64)])
-    order = np.lexsort((np.array(ids, dtype=str), seqs)).tolist() if ids else []
+    order = np.lexsort((np.array(ids, dtype=str), seqs)) if ids else np.zeros(0, dtype=np.int64)
+    at = np.concatenate([rows.astype(np.int64), np.full(len(built), -1, dtype=np.int64)])[order]
+    order = order.tolist()
     return Pool([ids[i] for i in order], [texts[i] for i in order], [recorded[i] for i in order],
-                have.__getitem__)
+                have.__getitem__, at, table.num_rows)
 
 
 class Member(NamedTuple):

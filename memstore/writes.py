@@ -137,6 +137,11 @@ def consolidation(state, **kw) -> list[dict]:
     from .consolidate import consolidate, watermark
 
     mark = watermark(state, kw["now"])
+    origin = getattr(getattr(state.memories, "source", None), "origin", None)
+    if origin is not None:  # opened from a snapshot: its keys file, when one can be believed
+        from .index.poolkeys import read
+
+        kw["filed"] = read(*origin)
     return consolidate(state, **kw) + ([mark] if mark else [])
 
 

@@ -13,7 +13,7 @@ before it in the log, so only the positions before it are ranked.
 from __future__ import annotations
 
 from bisect import bisect_right
-from itertools import repeat
+from collections.abc import Sequence
 
 from .frame import keys, keys_of
 from .rules import later
@@ -28,16 +28,22 @@ _SPARSE = 8
 # scatter of as many positions; at most _DENSE_BYTES of rows are kept, other keys scattered
 _DENSE = 16
 _DENSE_BYTES = 64 << 20
+# pool records a keys file does not cover whose keys are derived rather than looked up: the key
+# cache's index is read whole on its first lookup (0.4 s at a million), ~24 us a text derived
+_DERIVE = 4096
 
 
 class Postings:
-    def __init__(self, pool: list, mapper=map, keyer=None, wanted=None):
+    def __init__(self, pool: list, mapper=map, keyer=None, wanted=None, filed=None):
         """``pool``: the records that may be updated, in log order (seq ascending).
         ``mapper(fn, chunks)``: where their keys are computed (consolidate's workers).
         ``keyer(texts, derive)``: where they are looked up first (the key cache), ``derive``
         giving the ones it lacks. ``wanted``: the ids of the records that will be ranked
         (None: any): only their keys' postings are gathered now (a night's thousand new
-        records hold a few thousand of a big pool's keys), another's when it is ranked."""
+        records hold a few thousand of a big pool's keys), another's when it is ranked.
+        ``filed``: the keys file of the snapshot a ``rowscan.Pool``'s rows are of
+        (``index.poolkeys``): the postings of the records it covers are read from it, and
+        only the other records' keys are looked up (used when ``wanted`` is few)."""
         self.pool = pool
         # (read by position without touching each record; a ``rowscan.Pool`` has them as columns)
         columns = hasattr(pool, "texts")
@@ -51,12 +57,26 @@ class Postings:
             return [k for part in mapper(keys_of, chunks) for k in part]
 
         texts = self.texts
-        # each pool record's keys by position (the key cache's ``Keys`` decodes them as read;
-        # keys' own cache is smaller than a big pool)
-        self._found = keyer(texts, derive) if keyer is not None else derive(texts)
+        few = wanted is not None and 2 * len(wanted) <= len(pool)
+        split = _split(filed, pool) if few and filed is not None else None
+        self._filed = None
+        if split is None:
+            # each pool record's keys by position (the key cache's ``Keys`` decodes them as
+            # read; keys' own cache is smaller than a big pool)
+            self._found = keyer(texts, derive) if keyer is not None else derive(texts)
+        else:  # (the file's records' keys are looked up only when one is asked for)
+            at, loose = split
+
+            def look(some: list[str]):
+                # (a few derived here cost less than reading the key cache's index: 0.4 s at 1M)
+                return derive(some) if keyer is None or len(some) <= _DERIVE else keyer(some, derive)
+
+            self._found = _Split(texts, loose, look([texts[i] for i in loose]), look)
+            self._found.fetch([self.position[i] for i in wanted if i in self.position])
+            self._filed = (filed, at)
         # the keys whose postings are gathered (None: all of them, as when most records are
         # wanted: a bulk import's first consolidate)
-        self._covered = None if wanted is None or 2 * len(wanted) > len(pool) else frozenset().union(
+        self._covered = None if not few else frozenset().union(
             *(self._found[self.position[i]] for i in wanted if i in self.position))
         self._lists = self._gather(self._covered)  # key -> positions in the pool, ascending
         self._arrays: dict[str, object] = {}
@@ -77,6 +97,8 @@ class Postings:
     def _gather(self, wanted: frozenset | None) -> dict:
         """key -> the pool positions holding it, ascending (a list, or the key cache's array),
         for the keys in ``wanted`` (None: all)."""
+        if self._filed is not None:
+            return self._gather_filed(wanted)
         gather = getattr(self._found, "postings", None)
         if gather is not None and wanted is not None:  # (a bulk import's ranking reads every
             return gather(wanted)  # record's keys anyway: they are decoded, once, below)
@@ -85,6 +107,33 @@ class Postings:
             for word in (found if wanted is None else found & wanted):
                 lists.setdefault(word, []).append(i)
         return lists
+
+    def _gather_filed(self, wanted: frozenset) -> dict:
+        """``_gather`` from the keys file: its covered records' postings, mapped to pool
+        positions (those no longer in the pool dropped), with the other pool records'."""
+        import numpy as np
+
+        filed, at = self._filed
+        out = {}
+        for word, found in filed.postings(wanted).items():
+            found = at[found]
+            found = found[found >= 0]
+            if len(found):
+                out[word] = found
+        loose = self._found.loose
+        gather = getattr(self._found.loose_keys, "postings", None)
+        if gather is not None:
+            extra = gather(wanted)
+        else:
+            extra = {}
+            for j, held in enumerate(self._found.loose_keys):
+                for word in held & wanted:
+                    extra.setdefault(word, []).append(j)
+        for word, js in extra.items():
+            more = loose[np.asarray(js, dtype=np.int64)]
+            have = out.get(word)
+            out[word] = more if have is None else np.insert(have, have.searchsorted(more), more)  # (disjoint)
+        return out
 
     def _cover(self, more: frozenset) -> None:
         """Gather the postings of keys ``more`` too (one pass over the pool's keys)."""
@@ -106,12 +155,13 @@ class Postings:
         return found
 
     def alive(self, ids) -> object:
-        """The pool positions whose records are among ``ids`` (for ``ranked``)."""
+        """The pool positions whose records are among ``ids`` (a set, for ``ranked``)."""
         import numpy as np
 
-        at = np.fromiter(map(self.position.get, ids, repeat(-1)), dtype=np.int64, count=len(ids))
-        out = np.zeros(len(self.pool), dtype=bool)
-        out[at[at >= 0]] = True  # (by the ids' positions: a pass over them, not over every record)
+        out = np.ones(len(self.pool), dtype=bool)
+        # (the few that left, found by a set difference: not a probe of each of 342,000 ids)
+        gone = self.position.keys() - ids
+        out[np.fromiter(map(self.position.__getitem__, gone), dtype=np.int64, count=len(gone))] = False
         return out
 
     def _row(self, word: str):
@@ -218,6 +268,55 @@ class Postings:
             if take == len(hit):
                 return ranked
             take = min(len(hit), take * 4)
+
+
+def _split(filed, pool) -> tuple | None:
+    """(for each record the keys file covers, its position in ``pool``, -1 where it is not
+    there as the file read it; the positions of the pool records it does not cover), or
+    None when the file cannot be used for this pool: not a ``rowscan.Pool`` of the same
+    table, or its rows not in the pool's order."""
+    import numpy as np
+
+    rows = getattr(pool, "rows", None)
+    if rows is None or getattr(pool, "table_rows", None) != filed.table_rows:
+        return None
+    inv = np.full(filed.table_rows, -1, dtype=np.int64)
+    mine = np.flatnonzero(rows >= 0)  # (a record built is judged as it is now: not from the file)
+    inv[rows[mine]] = mine
+    at = inv[filed.rows]
+    hit = at[at >= 0]
+    if (np.diff(hit) <= 0).any():
+        return None  # (a table in canonical order never does this)
+    loose = np.ones(len(pool), dtype=bool)
+    loose[hit] = False
+    return at, np.flatnonzero(loose)
+
+
+class _Split(Sequence):
+    """Each pool record's keys by position, when a keys file covers most of them: those of
+    the records it does not cover (``loose``) looked up at once, any other when asked for."""
+
+    def __init__(self, texts: list[str], loose, loose_keys, look):
+        self._texts, self.loose, self.loose_keys, self._look = texts, loose, loose_keys, look
+        self._at = {p: j for j, p in enumerate(loose.tolist())}
+        self._got: dict[int, frozenset] = {}
+
+    def __len__(self) -> int:
+        return len(self._texts)
+
+    def fetch(self, positions: list[int]) -> None:
+        """Look up the keys of these positions' records in one call."""
+        todo = sorted({p for p in positions if p not in self._at and p not in self._got})
+        if todo:
+            self._got.update(zip(todo, self._look([self._texts[p] for p in todo]), strict=True))
+
+    def __getitem__(self, i: int) -> frozenset:
+        j = self._at.get(i)
+        if j is not None:
+            return self.loose_keys[j]
+        if i not in self._got:
+            self.fetch([i])
+        return self._got[i]
 
 
 def _least(shared, limit: int) -> int | None:

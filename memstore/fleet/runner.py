@@ -127,10 +127,11 @@ def _index(layout: Layout, now: str, cache_dir: Path | None) -> dict:
 
 
 def _snapshot(layout: Layout, now: str, cache_dir: Path | None) -> dict:
+    from ..index.keycache import KeyCache
     from ..store.snapshot import take_snapshot
 
     _open(layout)
-    taken = take_snapshot(layout)
+    taken = take_snapshot(layout, keyer=KeyCache(cache_dir).keys)
     return {"snapshot": Path(taken.path).relative_to(layout.root).as_posix(), "seq": taken.seq,
             "rows": taken.rows}
 

@@ -102,10 +102,9 @@ class EmbeddingCache:
                 del mm
         return out
 
-    def embed(self, embedder, texts: list[str], role: str = "passage", batch: int = 64, progress=None):
-        """Vectors for texts: cached ones read back, the rest embedded in batches of ``batch``
-        (each batch whole, in order: on worker processes when ``embedder`` has
-        ``embed_batches``, see workers.py) and appended."""
+    def _cached(self, texts: list[str], role: str):
+        """(the vectors of ``texts`` the cache holds, zeros for the others; each one's record,
+        -1 where none or a damaged one; their hashes)."""
         import numpy as np
 
         hashes = [text_hash(f"{role}\0{t}") for t in texts]
@@ -127,6 +126,21 @@ class EmbeddingCache:
                 bad = have[~_unit(out[have])]
             out[bad] = 0  # a damaged entry: its text is embedded again and appended, and the
             where[bad] = -1  # later entry of a hash is the one read
+        return out, where, hashes
+
+    def cached(self, texts: list[str], role: str = "passage"):
+        """(the vectors of ``texts`` the cache holds as the rows of one matrix, in order, zeros
+        for the others; a boolean array: which it holds). Nothing is embedded or appended."""
+        out, where, _hashes = self._cached(texts, role)
+        return out, where >= 0
+
+    def embed(self, embedder, texts: list[str], role: str = "passage", batch: int = 64, progress=None):
+        """Vectors for texts: cached ones read back, the rest embedded in batches of ``batch``
+        (each batch whole, in order: on worker processes when ``embedder`` has
+        ``embed_batches``, see workers.py) and appended."""
+        import numpy as np
+
+        out, where, hashes = self._cached(texts, role)
         first: dict[bytes, int] = {}  # a text asked for twice is embedded once
         for i in np.flatnonzero(where < 0):
             first.setdefault(hashes[i], int(i))
@@ -318,3 +332,7 @@ class CachedEmbedder:
 
     def embed(self, texts: list[str], role: str = "passage"):
         return self.cache.embed(self.inner, texts, role)
+
+    def cached(self, texts: list[str], role: str = "passage"):
+        """``EmbeddingCache.cached``: what the cache holds of ``texts``, nothing embedded."""
+        return self.cache.cached(texts, role)

@@ -129,8 +129,8 @@ def table_blocks(table, size: int):
         yield _memories(table.slice(at, size))
 
 
-def _written(state: State, position, anchor, table=None) -> tuple[bytes, int]:
-    """(``parquet_bytes``, its row count). The checksum is of the file's bytes before its
+def _written(state: State, position, anchor, table=None) -> tuple[bytes, int, str]:
+    """(``parquet_bytes``, its row count, its data checksum). The checksum is of the file's bytes before its
     footer (``data_checksum``): the row group is written, its bytes hashed, then the
     metadata added to the footer, in one pass (a write, a read back and a second write, and
     an Arrow stream of the columns hashed, took most of a snapshot's seconds at 1M)."""
@@ -158,7 +158,7 @@ def _written(state: State, position, anchor, table=None) -> tuple[bytes, int]:
     data = buf.getvalue()
     if data_checksum(data) != meta["checksum"]:  # (the writer held back bytes it wrote later)
         raise RuntimeError("the snapshot's bytes before its footer changed as the footer was written")
-    return data, table.num_rows
+    return data, table.num_rows, meta["checksum"]
 
 
 def data_checksum(data) -> str | None:
@@ -231,19 +231,31 @@ def _table(memories: list):
     return pa.Table.from_arrays(arrays, schema=schema)
 
 
-def write_snapshot(layout: Layout, state: State, position: tuple[str, int] | None) -> tuple[Path, int]:
-    """(the snapshot written, its row count)."""
+def write_snapshot(layout: Layout, state: State, position: tuple[str, int] | None,
+                   keyer=None) -> tuple[Path, int]:
+    """(the snapshot written, its row count). Its update pool's keys are written beside it
+    (``index.poolkeys``; ``keyer``: where they are looked up first, the key cache); a keys
+    file that cannot be written is left out (consolidate then takes the keys from the
+    cache, as without one)."""
     ensure_dir(layout.snapshots_dir)
+    from ..errors import StoreError
+    from ..index import poolkeys
     from ..index.manifest import read_manifest
     from .anchor import anchor_for
 
     path = layout.snapshots_dir / f"state-{state.seq:012d}.parquet"
     known = [read_manifest(layout.manifest_path("records"))]  # its partition hashes are reused
-    data, rows = _written(state, position, anchor_for(layout, state.seq, known))
+    table = state_table(state)
+    data, rows, checksum = _written(state, position, anchor_for(layout, state.seq, known), table)
     write_atomic(path, data)
+    try:
+        poolkeys.write(path, table, checksum, keyer)
+    except (OSError, StoreError):
+        poolkeys.path_of(path).unlink(missing_ok=True)  # (not another snapshot's keys by that name)
     ours = [p for _seq, p in snapshot_files(layout) if p.is_file()]  # never a directory or FIFO
     for old in ours[:-KEEP]:
         old.unlink(missing_ok=True)
+        poolkeys.path_of(old).unlink(missing_ok=True)
     return path, rows
 
 
@@ -255,11 +267,11 @@ class Taken(NamedTuple):
     rows: int
 
 
-def take_snapshot(layout: Layout) -> Taken:
+def take_snapshot(layout: Layout, keyer=None) -> Taken:
     """Fold the log and write the snapshot, under the store lock: no append may land
     between the fold and the log position recorded with it. From the last usable snapshot,
     only the records the log after it touches are built (``store.open.by_id``); the other
-    rows are the old snapshot's (``state_table``)."""
+    rows are the old snapshot's (``state_table``). ``keyer``: see ``write_snapshot``."""
     from .fs import exclusive_lock
     from .log import position_after
     from .open import by_id, load_state
@@ -267,7 +279,7 @@ def take_snapshot(layout: Layout) -> Taken:
     layout.create()
     with exclusive_lock(layout.lock_path):
         state, _ = load_state(layout, keep=by_id)
-        path, rows = write_snapshot(layout, state, position_after(layout))
+        path, rows = write_snapshot(layout, state, position_after(layout), keyer)
         return Taken(path, state.seq, rows)
 
 
@@ -296,6 +308,7 @@ def read_snapshot(path: Path, keep=None, lazy: bool = False) -> tuple[State, dic
         raise ValueError("rows do not match the checksum in its metadata")
     rows = _Rows.of(table) if keep is not None or lazy else None
     if rows is not None:
+        rows.origin = (path, meta.get("checksum"))  # (checked above, whichever format)
         import numpy as np
 
         from .open import by_id
@@ -315,6 +328,7 @@ class _Rows:
 
     def __init__(self, table, ids, order):
         self.table, self.ids, self.order = table, ids, order  # ids sorted, and their rows
+        self.origin: tuple[Path, str | None] | None = None  # (the snapshot read, its data checksum)
 
     @classmethod
     def of(cls, table) -> _Rows | None:

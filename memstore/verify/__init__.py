@@ -34,8 +34,9 @@ import os
 from collections.abc import Callable
 from contextlib import nullcontext
 
+from ..index.poolkeys import path_of as pool_keys_path
 from ..store.fs import exclusive_lock
-from ..store.layout import Layout
+from ..store.layout import SNAPSHOT_NAME, Layout
 from ..store.log import quarantine
 from .files import check_files, fix_modes, pid_alive
 from .indexes import check_indexes, count_documents, read_manifests
@@ -133,6 +134,8 @@ def repair(layout: Layout, report: Report) -> dict[Finding, str]:
                 try:
                     f.path.unlink()
                     done[f] = "deleted"
+                    if SNAPSHOT_NAME.match(f.path.name) and f.path.parent == layout.snapshots_dir:
+                        pool_keys_path(f.path).unlink(missing_ok=True)  # (its keys go with it)
                 except FileNotFoundError:
                     done[f] = "already gone"
                 except OSError as exc:  # e.g. a directory where a file was expected: reported, left

@@ -12,10 +12,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..codec import JSONDecodeError, loads
+from ..index.poolkeys import path_of as pool_keys_path
 from ..model import memory_to_dict
 from ..store.anchor import anchor_problem
 from ..store.fs import temp_writer
-from ..store.layout import LOG_NAME, SNAPSHOT_NAME, Layout
+from ..store.layout import KEYS_NAME, LOG_NAME, SNAPSHOT_NAME, Layout
 from ..store.snapshot import (
     read_snapshot,
     release_unused,
@@ -37,6 +38,7 @@ class _Snap:
     marks: dict | None = None
     rows: int = 0
     error: str | None = None
+    pool_keys: str | None = None  # what is wrong with its keys file (index.poolkeys), if anything
 
 
 def read_snapshots(layout: Layout) -> tuple[list[_Snap], list[Finding]]:
@@ -47,9 +49,15 @@ def read_snapshots(layout: Layout) -> tuple[list[_Snap], list[Finding]]:
         return [], []
     for name in names:
         path = layout.snapshots_dir / name
-        if not SNAPSHOT_NAME.match(name) and temp_writer(name) is None and path.is_file():
-            found.append(Finding(path, 0, "not a snapshot (state-<seq>.parquet): memstore ignores it; "
-                                 "--repair deletes it", "snapshot", "delete"))
+        if SNAPSHOT_NAME.match(name) or temp_writer(name) is not None or not path.is_file():
+            continue
+        if KEYS_NAME.match(name):
+            if not (layout.snapshots_dir / (name[:-len(".keys")] + ".parquet")).is_file():
+                found.append(Finding(path, 0, "the keys of a snapshot that is gone: memstore ignores them; "
+                                     "--repair deletes them", "snapshot", "delete"))
+            continue
+        found.append(Finding(path, 0, "not a snapshot (state-<seq>.parquet): memstore ignores it; "
+                             "--repair deletes it", "snapshot", "delete"))
     for seq, path in snapshot_files(layout):
         snap = _Snap(path, seq)
         try:
@@ -58,12 +66,33 @@ def read_snapshots(layout: Layout) -> tuple[list[_Snap], list[Finding]]:
             snap.checksum, snap.rows = _rows_digest(state)
             snap.keys = dict(sorted(state.keys.items()))
             snap.marks = dict(state.marks)
+            snap.pool_keys = _pool_keys_problem(path, meta, state)
         except Exception as exc:  # any damage: pyarrow, metadata, rows
             snap.error = f"{type(exc).__name__}: {exc}"[:200]
         snaps.append(snap)
     if snaps:
         release_unused()
     return snaps, found
+
+
+def _pool_keys_problem(path: Path, meta: dict, state) -> str | None:
+    """What is wrong with the keys file beside the snapshot at ``path`` (None: nothing, or
+    there is none): it must be readable, of this snapshot, sound, and hold exactly the keys of
+    the snapshot's pool rows (built again here, derived from their texts: a key cache is the
+    user's, not the store's)."""
+    from ..index import poolkeys
+    from ..store.fs import read_regular
+    from ..store.snapshot import state_table
+
+    keys = poolkeys.path_of(path)
+    if not os.path.lexists(keys):
+        return None
+    why = poolkeys.problem(path, meta.get("checksum"))
+    if why is not None:
+        return why
+    if read_regular(keys) != poolkeys.build(state_table(state), meta["checksum"]):
+        return "holds other keys than the snapshot's rows have"
+    return None
 
 
 def _none(table, _marks):
@@ -96,9 +125,14 @@ def check_snapshots(layout: Layout, snaps: list[_Snap], fold: Fold, report: Repo
                                            "ignores it; remove it (--repair cannot)", "snapshot"))
             continue
         problem = _snapshot_problem(layout, snap, fold, report.head)
+        keys = pool_keys_path(snap.path)
         if problem:
             report.findings.append(Finding(snap.path, 0, f"{problem}; --repair deletes it (a cache: "
                                            "no answer changes)", "snapshot", "delete"))
+        elif snap.pool_keys:
+            report.findings.append(Finding(keys, 0, f"snapshot keys file {snap.pool_keys}: consolidate does not "
+                                           "use it; --repair deletes it (a cache: no answer changes)",
+                                           "snapshot", "delete"))
 
 
 def _snapshot_problem(layout: Layout, snap: _Snap, fold: Fold, head: int) -> str | None:
