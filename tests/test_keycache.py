@@ -266,3 +266,11 @@ def test_postings_gathered_from_the_file_equal_reading_each_texts_keys(tmp_path,
             got = cache.keys(order, derive).postings(wanted)
             assert {w: a.tolist() for w, a in got.items()} == {
                 w: p for w, p in every.items() if wanted is None or w in wanted}
+        # ``Keys.words``: every text's keys with the position each belongs to (a snapshot's
+        # keys file is built from them), the same pairs as reading each text's keys
+        keycache._LOADED.clear()
+        cache = KeyCache(tmp_path)
+        cache._append = lambda *a: None
+        words, owner = cache.keys(order, derive).words()
+        assert len(words) == len(owner) and sorted(zip(owner.tolist(), words, strict=True)) == sorted(
+            (i, w) for i, k in enumerate(keys_of(order)) for w in k)

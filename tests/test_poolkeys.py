@@ -114,6 +114,22 @@ def _lists(found: dict) -> dict:
     return {k: [int(x) for x in v] for k, v in found.items()}
 
 
+def test_the_bytes_are_the_same_with_the_key_cache_cold_warm_or_without(tmp_path, monkeypatch):
+    """Keys looked up in the key cache (its ``Keys.words``: every text's keys decoded in
+    blocks), derived because it lacks them, or derived without one: the same file."""
+    from memstore.index.keycache import KeyCache
+
+    monkeypatch.setattr(poolkeys, "DERIVE_FEW", 0)  # (the cache is asked whatever the number)
+    rows = [([WORDS[i % 14], WORDS[i * 5 % 14], WORDS[i * 3 % 14]], STATUSES[i % 3], "raw", "fact")
+            for i in range(200)]
+    table = pa.table({"text": [" ".join(w) for w, *_ in rows], "status": [r[1] for r in rows],
+                      "level": [r[2] for r in rows], "kind": [r[3] for r in rows],
+                      "outcome": pa.nulls(len(rows), pa.string())})
+    alone = poolkeys.build(table, "c")
+    assert poolkeys.build(table, "c", KeyCache(tmp_path).keys) == alone  # (cold: derived, then kept)
+    assert poolkeys.build(table, "c", KeyCache(tmp_path).keys) == alone  # (warm: read back)
+
+
 def test_the_bytes_do_not_depend_on_the_order_sets_iterate_in(tmp_path):
     """Keys are sets, iterated in an order that changes with the process's hash seed."""
     script = ("import sys, pyarrow as pa; from memstore.index.poolkeys import build; "
@@ -262,18 +278,88 @@ def test_the_keys_of_a_snapshot_that_is_gone_are_reported_and_go_with_it(store, 
     assert _run(copy, "verify")[:2] == (0, "")
 
 
-def test_snapshots_keep_the_keys_of_those_kept(store, tmp_path):
-    """Two snapshots are kept: the keys of one removed are removed with it."""
+def test_snapshots_keep_the_keys_of_those_kept_grown_from_the_last(store, tmp_path, monkeypatch):
+    """Two snapshots are kept: the keys of one removed are removed with it. Each snapshot's
+    keys are grown from the last one's (a record superseded, new ones): the bytes built from
+    its table alone, and `verify` finds them so."""
+    import pyarrow.parquet as pq
+
     copy = tmp_path / "s"
     shutil.copytree(store, copy)
+    grown = []
+    real = poolkeys._grown
+    monkeypatch.setattr(poolkeys, "_grown", lambda *a: grown.append(real(*a)) or grown[-1])
     for day in (122, 123, 124):
         assert _run(copy, "remember", f"The build on day {day} is green", "--now", _day(day))[0] == 0
+        assert _run(copy, "consolidate", "--now", _day(day))[0] == 0
         assert _run(copy, "snapshot", "--now", _day(day))[0] == 0
+        snap, checksum = _latest(copy)
+        assert poolkeys.path_of(snap).read_bytes() == poolkeys.build(pq.read_table(snap), checksum)
+    assert len(grown) == 3 and all(g is not None for g in grown)
     names = sorted(p.name for p in (copy / "snapshots").iterdir())
     kept = [n for n in names if n.endswith(".parquet")]
     assert len(kept) == 2 and names == sorted(kept + [n.replace(".parquet", ".keys") for n in kept])
+    assert _run(copy, "verify")[:2] == (0, "")
 
 
 def test_the_file_covers_the_pool_consolidate_reads():
     """The rows it covers are consolidate's pool's (its updatable statuses)."""
     assert poolkeys._UPDATABLE == consolidate_module._UPDATABLE
+
+
+# --- a snapshot's keys grown from the last one's --------------------------------------------
+
+def _table(rows: list) -> pa.Table:
+    def strings(values):
+        return pa.array(values, type=pa.string())
+
+    return pa.table({"id": strings([f"m{i:015x}" for i in range(len(rows))]),
+                     "text": strings([" ".join(w) for w, *_ in rows]), "status": strings([r[1] for r in rows]),
+                     "level": strings([r[2] for r in rows]), "kind": strings([r[3] for r in rows]),
+                     "outcome": pa.nulls(len(rows), pa.string())})
+
+
+def _weak(name: bytes) -> int:
+    """A hash that many names share (ties broken by name must hold)."""
+    return len(name) % 3
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(row, max_size=30), st.lists(row, max_size=30), st.data(), st.booleans())
+def test_keys_grown_from_the_last_snapshots_are_the_keys_built_whole(before, added, data, weak):
+    """The next snapshot: the same rows in place (some now out of the pool, some back in),
+    then the records created since; its keys grown from the last file are the bytes built
+    from its table alone. With a weak hash too (names that share one)."""
+    from contextlib import nullcontext
+    from unittest import mock
+
+    import numpy as np
+
+    with mock.patch.object(poolkeys, "_hash", _weak) if weak else nullcontext():
+        old_table = _table(before)
+        old = poolkeys.PoolKeys(*_parsed(poolkeys.build(old_table, "a")))
+        now = [(data.draw(st.lists(st.sampled_from(WORDS), min_size=1, max_size=5)) if data.draw(st.booleans())
+                else r[0], data.draw(st.sampled_from(STATUSES)) if data.draw(st.booleans()) else r[1], *r[2:])
+               for r in before] + added
+        table = _table(now)
+        whole = poolkeys.build(table, "b")
+        assert poolkeys.build(table, "b", prior=(old, old_table)) == whole
+        pooled = pooled_rows(table, ("active", "expired"))
+        assert poolkeys._grown(table, pooled, np.flatnonzero(pooled), None, old, old_table) is not None
+
+
+def test_keys_are_built_whole_when_the_tables_do_not_line_up():
+    """A table whose first rows are not the last snapshot's (other ids, fewer rows): the last
+    file is not used. A row whose text changed has its keys looked up again."""
+    import numpy as np
+
+    rows = [(["deploy", "friday"], "active", "raw", "fact"), (["billing", "lead"], "active", "raw", "fact")]
+    old_table = _table(rows)
+    old = poolkeys.PoolKeys(*_parsed(poolkeys.build(old_table, "a")))
+    for changed in (_table(rows[:1]), old_table.set_column(0, "id", pa.array(["x" * 16, "y" * 16]))):
+        pooled = pooled_rows(changed, ("active", "expired"))
+        assert poolkeys._grown(changed, pooled, np.flatnonzero(pooled), None, old, old_table) is None
+    reworded = _table(rows[::-1])  # (the same ids, the texts swapped)
+    assert poolkeys.build(reworded, "b", prior=(old, old_table)) == poolkeys.build(reworded, "b")
+    pooled = pooled_rows(reworded, ("active", "expired"))
+    assert poolkeys._grown(reworded, pooled, np.flatnonzero(pooled), None, old, old_table) is not None

@@ -30,7 +30,7 @@ _DENSE = 16
 _DENSE_BYTES = 64 << 20
 # pool records a keys file does not cover whose keys are derived rather than looked up: the key
 # cache's index is read whole on its first lookup (0.4 s at a million), ~24 us a text derived
-_DERIVE = 4096
+DERIVE_FEW = 4096
 
 
 class Postings:
@@ -69,7 +69,7 @@ class Postings:
 
             def look(some: list[str]):
                 # (a few derived here cost less than reading the key cache's index: 0.4 s at 1M)
-                return derive(some) if keyer is None or len(some) <= _DERIVE else keyer(some, derive)
+                return derive(some) if keyer is None or len(some) <= DERIVE_FEW else keyer(some, derive)
 
             self._found = _Split(texts, loose, look([texts[i] for i in loose]), look)
             self._found.fetch([self.position[i] for i in wanted if i in self.position])

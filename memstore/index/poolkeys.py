@@ -34,6 +34,7 @@ import hashlib
 from itertools import chain
 from pathlib import Path
 
+from ..beliefs.candidates import DERIVE_FEW
 from ..beliefs.frame import KEYS_VERSION, keys_of
 from ..codec import JSONDecodeError, dumps, loads
 from ..store.fs import read_regular, write_atomic
@@ -51,22 +52,24 @@ def _hash(name: bytes) -> int:
     return int.from_bytes(hashlib.blake2b(name, digest_size=8).digest(), "little")
 
 
-def build(table, checksum: str, keyer=None) -> bytes:
+def build(table, checksum: str, keyer=None, prior=None) -> bytes:
     """The file's bytes for a snapshot's ``table`` whose data checksum is ``checksum``.
     ``keyer(texts, derive)``: where the pool texts' keys are looked up first (the key
-    cache), else they are derived here."""
+    cache), else they are derived here. ``prior``: (the ``PoolKeys`` of the snapshot this
+    one was taken from, that snapshot's table): its postings are kept for the rows both
+    tables hold alike, and only the other pool rows' keys are looked up (``_grown``). The
+    same bytes either way."""
     import numpy as np
 
     from ..rowscan import pooled_rows
 
-    rows = np.flatnonzero(pooled_rows(table, _UPDATABLE))
-    texts = table.column("text").take(rows).to_pylist() if len(rows) else []
-    found = keyer(texts, keys_of) if keyer is not None else keys_of(texts)
-    if hasattr(found, "words"):  # (the key cache's: decoded in blocks, not a set a record)
-        words, owner = found.words()
-    else:
-        words = list(chain.from_iterable(found))
-        owner = np.repeat(np.arange(len(found), dtype=np.int64), [len(h) for h in found])
+    pooled = pooled_rows(table, _UPDATABLE)
+    rows = np.flatnonzero(pooled)
+    if prior is not None:
+        grown = _grown(table, pooled, rows, keyer, *prior)
+        if grown is not None:
+            return _bytes(table.num_rows, checksum, rows, *grown)
+    words, owner = _words(table, rows, keyer)
     distinct = list(dict.fromkeys(words))
     names = [w.encode() for w in distinct]
     # keys in (hash, name) order, each key's records ascending: bytes that do not depend on
@@ -76,26 +79,114 @@ def build(table, checksum: str, keyer=None) -> bytes:
     rank = {distinct[j]: r for r, j in enumerate(order)}
     code = np.fromiter(map(rank.__getitem__, words), dtype=np.int64, count=len(words))
     by = np.argsort(code * max(1, len(rows)) + owner)  # (by key, then row: distinct)
-    postings = owner[by]
     counts = np.bincount(code, minlength=len(names))
-    starts = np.zeros(len(names) + 1, dtype="<u8")
+    return _bytes(table.num_rows, checksum, rows, np.array([hashed[j] for j in order], dtype="<u8"),
+                  np.array([len(names[j]) for j in order], dtype=np.int64), b"".join(names[j] for j in order),
+                  counts, owner[by])
+
+
+def _words(table, rows, keyer) -> tuple[list[str], object]:
+    """The keys of the texts at ``rows`` as one list, and the index in ``rows`` of the row
+    each belongs to (an int64 array)."""
+    import numpy as np
+
+    texts = table.column("text").take(rows).to_pylist() if len(rows) else []
+    # (a few derived here cost less than reading the key cache's index: candidates.DERIVE_FEW)
+    found = keyer(texts, keys_of) if keyer is not None and len(texts) > DERIVE_FEW else keys_of(texts)
+    if hasattr(found, "words"):  # (the key cache's: decoded in blocks, not a set a record)
+        return found.words()
+    return (list(chain.from_iterable(found)),
+            np.repeat(np.arange(len(found), dtype=np.int64), [len(h) for h in found]))
+
+
+def _bytes(table_rows: int, checksum: str, rows, hashes, lengths, blob: bytes, counts, postings) -> bytes:
+    """The file: the keys' ``hashes`` and the ``lengths`` of their names, joined in ``blob``,
+    in file order; ``counts`` postings each, ``postings`` (indexes into ``rows``) key after key."""
+    import numpy as np
+
+    starts = np.zeros(len(counts) + 1, dtype="<u8")
     np.cumsum(counts, out=starts[1:])
-    sorted_names = [names[j] for j in order]
-    name_starts = np.zeros(len(names) + 1, dtype="<u8")
-    np.cumsum([len(n) for n in sorted_names], out=name_starts[1:])
-    blob = b"".join(sorted_names)
-    body = b"".join([rows.astype("<u4").tobytes(), np.array([hashed[j] for j in order], dtype="<u8").tobytes(),
-                     name_starts.tobytes(), starts.tobytes(), postings.astype("<u4").tobytes(), blob])
-    head = {"format": FORMAT, "keys_version": KEYS_VERSION, "snapshot": checksum, "table_rows": table.num_rows,
-            "records": len(rows), "keys": len(names), "postings": len(postings), "names": len(blob),
+    name_starts = np.zeros(len(lengths) + 1, dtype="<u8")
+    np.cumsum(lengths, out=name_starts[1:])
+    body = b"".join([np.asarray(rows).astype("<u4").tobytes(), np.asarray(hashes, dtype="<u8").tobytes(),
+                     name_starts.tobytes(), starts.tobytes(), np.asarray(postings).astype("<u4").tobytes(), blob])
+    head = {"format": FORMAT, "keys_version": KEYS_VERSION, "snapshot": checksum, "table_rows": table_rows,
+            "records": len(rows), "keys": len(lengths), "postings": len(postings), "names": len(blob),
             "sha256": hashlib.sha256(body).hexdigest()}
     return dumps(head) + b"\n" + body
 
 
-def write(snapshot: Path, table, checksum: str, keyer=None) -> Path:
-    """Write the keys file of the snapshot at ``snapshot`` (its table and data checksum)."""
+def _grown(table, pooled, rows, keyer, old: PoolKeys, old_table) -> tuple | None:
+    """``build``'s keys from the keys file ``old`` of ``old_table``, when ``table`` begins with
+    ``old_table``'s rows (their ids: a snapshot taken from another keeps its rows in place,
+    in canonical order, and adds the records created since after them): the postings of
+    the rows still in the pool with the same text kept, the keys of the other pool rows
+    looked up. (hashes, names, counts, postings) as ``_bytes`` takes them; None when the
+    tables do not line up so."""
+    import numpy as np
+    import pyarrow.compute as pc
+
+    n = old.table_rows
+    if old_table.num_rows != n or table.num_rows < n or not table.column("id").slice(0, n).equals(
+            old_table.column("id")):
+        return None
+    # the rows it covered whose text is the same (a raw record's text never changes; an
+    # abstraction's does, and is never in the pool: held to it all the same)
+    same = pc.fill_null(pc.equal(table.column("text").slice(0, n), old_table.column("text")), False)
+    covered = np.zeros(table.num_rows, dtype=bool)
+    covered[old.rows] = np.asarray(same.to_numpy(zero_copy_only=False), dtype=bool)[old.rows]
+    # the old file's pairs (key, row) whose row is still in the pool, with its text
+    key_of = np.repeat(np.arange(len(old.hashes), dtype=np.int64), np.diff(old.post_at))
+    row_of = old.rows[old.postings_at.astype(np.int64)]
+    keep = pooled[row_of] & covered[row_of]
+    key_of, row_of = key_of[keep], row_of[keep]
+    fresh = rows[~covered[rows]]  # (created since, back in the pool, or another text)
+    words, owner = _words(table, fresh, keyer)
+    # the keys the old file lacks, placed among its own in (hash, name) order
+    found = {w: old.index(w.encode()) for w in dict.fromkeys(words)}
+    added = sorted((_hash(w.encode()), w.encode()) for w, j in found.items() if j < 0)
+    place = np.array([old.place(h, b) for h, b in added], dtype=np.int64)  # (the old key each goes before)
+    k = len(old.hashes)
+    old_code = np.arange(k, dtype=np.int64) + np.searchsorted(place, np.arange(k, dtype=np.int64), side="right")
+    new_code = place + np.arange(len(added), dtype=np.int64)
+    at_new = {b: int(c) for (_h, b), c in zip(added, new_code.tolist(), strict=True)}
+    code = np.fromiter((old_code[j] if (j := found[w]) >= 0 else at_new[w.encode()] for w in words),
+                       dtype=np.int64, count=len(words))
+    # every pair as one number, key then index into rows: the old ones in order already, the
+    # fresh ones sorted and merged in
+    width = max(1, len(rows))
+    index_of = np.full(table.num_rows, -1, dtype=np.int64)
+    index_of[rows] = np.arange(len(rows), dtype=np.int64)
+    pairs = old_code[key_of] * width + index_of[row_of]
+    more = np.sort(code * width + index_of[fresh[owner]])
+    pairs = np.insert(pairs, np.searchsorted(pairs, more), more)
+    counts = np.bincount(pairs // width, minlength=k + len(added))
+    # a key no row holds any more is left out, as a build from the table leaves it out
+    old_held, new_held = counts[old_code] > 0, counts[new_code] > 0
+    kept = np.flatnonzero(old_held)
+    lengths = np.diff(old.name_at)
+    blob = np.frombuffer(old.names, dtype=np.uint8)[np.repeat(old_held, lengths)].tobytes()
+    # the new keys go in among the old ones kept: at the byte offset of the first kept after them
+    before = np.searchsorted(kept, place[new_held])
+    offsets = np.concatenate([[0], np.cumsum(lengths[kept])])[before].tolist()
+    names = [b for (_h, b), held in zip(added, new_held.tolist(), strict=True) if held]
+    pieces, last = [], 0
+    for off, name in zip(offsets, names, strict=True):
+        pieces += [blob[last:off], name]
+        last = off
+    pieces.append(blob[last:])
+    hashes = np.insert(old.hashes[kept], before, np.array([h for (h, _b), held in zip(added, new_held.tolist(),
+                                                                                     strict=True) if held],
+                                                          dtype="<u8"))
+    lengths = np.insert(lengths[kept], before, np.array([len(b) for b in names], dtype=np.int64))
+    return hashes, lengths, b"".join(pieces), counts[counts > 0], pairs % width
+
+
+def write(snapshot: Path, table, checksum: str, keyer=None, prior=None) -> Path:
+    """Write the keys file of the snapshot at ``snapshot`` (its table and data checksum;
+    ``keyer`` and ``prior`` as ``build`` takes them)."""
     path = path_of(snapshot)
-    write_atomic(path, build(table, checksum, keyer))
+    write_atomic(path, build(table, checksum, keyer, prior))
     return path
 
 
@@ -116,11 +207,11 @@ class PoolKeys:
 
         self.table_rows = head["table_rows"]
         self.rows = take("<u4", r).astype(np.int64)
-        self._hashes = take("<u8", k)
-        self._name_at = take("<u8", k + 1).astype(np.int64)
-        self._post_at = take("<u8", k + 1).astype(np.int64)
-        self._postings = take("<u4", p)
-        self._names = bytes(body[at:at + head["names"]])
+        self.hashes = take("<u8", k)
+        self.name_at = take("<u8", k + 1).astype(np.int64)
+        self.post_at = take("<u8", k + 1).astype(np.int64)
+        self.postings_at = take("<u4", p)
+        self.names = bytes(body[at:at + head["names"]])
 
     def _sound(self) -> bool:
         """The bounds a reader relies on (the sha256 held: a file made so on purpose is not
@@ -131,10 +222,35 @@ class PoolKeys:
             return len(a) >= 1 and int(a[0]) == 0 and int(a[-1]) == end and not (np.diff(a) < 0).any()
 
         rows = self.rows
-        return (rising(self._name_at, len(self._names)) and rising(self._post_at, len(self._postings))
+        return (rising(self.name_at, len(self.names)) and rising(self.post_at, len(self.postings_at))
                 and not (np.diff(rows) <= 0).any() and (not len(rows) or (rows[0] >= 0 and rows[-1] < self.table_rows))
-                and bool((self._hashes[1:] >= self._hashes[:-1]).all())
-                and (not len(self._postings) or int(self._postings.max()) < len(rows)))
+                and bool((self.hashes[1:] >= self.hashes[:-1]).all())
+                and (not len(self.postings_at) or int(self.postings_at.max()) < len(rows)))
+
+    def name(self, j: int) -> bytes:
+        """The name (UTF-8) of the key at index ``j``."""
+        return self.names[self.name_at[j]:self.name_at[j + 1]]
+
+    def index(self, name: bytes) -> int:
+        """The index of the key named ``name``; -1 when no covered record holds it."""
+        import numpy as np
+
+        h = np.uint64(_hash(name))
+        for j in range(int(self.hashes.searchsorted(h, "left")), int(self.hashes.searchsorted(h, "right"))):
+            if self.name(j) == name:
+                return j
+        return -1
+
+    def place(self, h: int, name: bytes) -> int:
+        """Where a key of hash ``h`` named ``name`` (not one of them) goes among the keys: the
+        index of the first that sorts after it by (hash, name)."""
+        import numpy as np
+
+        at = np.uint64(h)
+        j, end = int(self.hashes.searchsorted(at, "left")), int(self.hashes.searchsorted(at, "right"))
+        while j < end and self.name(j) < name:
+            j += 1
+        return j
 
     def postings(self, keys) -> dict[str, object]:
         """key -> the indexes (into ``rows``) of the covered records holding it, ascending
@@ -142,17 +258,17 @@ class PoolKeys:
         import numpy as np
 
         keys = sorted(keys)
-        if not keys or not len(self._hashes):
+        if not keys or not len(self.hashes):
             return {}
         names = [k.encode() for k in keys]
         want = np.array([_hash(n) for n in names], dtype="<u8")
-        lo = np.searchsorted(self._hashes, want, side="left").tolist()
-        hi = np.searchsorted(self._hashes, want, side="right").tolist()
+        lo = np.searchsorted(self.hashes, want, side="left").tolist()
+        hi = np.searchsorted(self.hashes, want, side="right").tolist()
         out = {}
         for key, name, a, z in zip(keys, names, lo, hi, strict=True):
             for j in range(a, z):  # (a hash shared by other names: each compared)
-                if self._names[self._name_at[j]:self._name_at[j + 1]] == name:
-                    found = self._postings[self._post_at[j]:self._post_at[j + 1]].astype(np.int64)
+                if self.names[self.name_at[j]:self.name_at[j + 1]] == name:
+                    found = self.postings_at[self.post_at[j]:self.post_at[j + 1]].astype(np.int64)
                     if len(found) and not (found[1:] > found[:-1]).all():
                         found = np.unique(found)  # (only a file made so on purpose: kept an index set)
                     if len(found):

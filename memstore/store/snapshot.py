@@ -248,8 +248,12 @@ def write_snapshot(layout: Layout, state: State, position: tuple[str, int] | Non
     table = state_table(state)
     data, rows, checksum = _written(state, position, anchor_for(layout, state.seq, known), table)
     write_atomic(path, data)
+    # (taken from a snapshot whose keys file can be believed: its postings are kept, only the
+    # rows added or back in the pool since are looked up)
+    source = getattr(state.memories, "source", None)
+    found = poolkeys.read(*source.origin) if getattr(source, "origin", None) is not None else None
     try:
-        poolkeys.write(path, table, checksum, keyer)
+        poolkeys.write(path, table, checksum, keyer, None if found is None else (found, source.table))
     except (OSError, StoreError):
         poolkeys.path_of(path).unlink(missing_ok=True)  # (not another snapshot's keys by that name)
     ours = [p for _seq, p in snapshot_files(layout) if p.is_file()]  # never a directory or FIFO
