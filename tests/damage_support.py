@@ -92,7 +92,8 @@ def reads(ids: list[str]) -> list[list[str]]:
             + [["recall", QUERIES[0], "--json", "--no-touch", *n]]
             + [["show", i, *n] for i in ids]
             + [["stats", *n], ["export", *n], ["export", "--history", *n], ["judge", "deploy on friday", *n],
-               ["log", *n], ["conflicts", "--all", *n], ["verify", "--json", *n]])
+               ["log", *n], ["conflicts", "--all", *n], ["consolidate", "--dry-run", "--json", *n],
+               ["verify", "--json", *n]])
 
 
 # --- file kinds and damages -----------------------------------------------------------------
@@ -105,7 +106,7 @@ def kind_of(rel: str) -> str:
     if parts[0] == "log":
         return "log/YYYY-MM.jsonl"
     if parts[0] == "snapshots":
-        return "snapshots/state-N.parquet"
+        return "snapshots/state-N.keys" if rel.endswith(".keys") else "snapshots/state-N.parquet"
     if parts[0] == "index" and len(parts) == 3:
         m = SEGMENT.match(parts[2])
         if m:

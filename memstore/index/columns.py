@@ -26,7 +26,7 @@ from pathlib import Path
 
 from ..codec import JSONDecodeError, dumps, loads
 from ..store.anchor import anchor_for, anchor_problem
-from ..store.fs import read_regular, write_atomic
+from ..store.fs import read_headed, write_atomic
 from ..store.layout import Layout
 from ..store.log import LogReader
 from .records import AXIS_FIELDS
@@ -43,17 +43,6 @@ MAX_TAIL = 20_000  # events after the watermark a read folds; beyond it, the ind
 
 def path_of(layout: Layout) -> Path:
     return layout.index_dir / "columns.bin"
-
-
-def _header(data: bytes) -> tuple[dict, memoryview] | None:
-    end = data.find(b"\n")
-    if end < 0:
-        return None
-    try:
-        head = loads(data[:end])
-    except JSONDecodeError:
-        return None
-    return (head, memoryview(data)[end + 1:]) if isinstance(head, dict) else None
 
 
 def watermark(layout: Layout) -> int | None:
@@ -123,15 +112,9 @@ def problem(layout: Layout, index_mark: int) -> str | None:
 
 
 def _checked(layout: Layout, index_mark: int) -> tuple[dict, memoryview] | str | None:
-    try:
-        data = read_regular(path_of(layout))
-    except FileNotFoundError:
-        return None
-    except OSError as exc:
-        return f"cannot be read ({exc})"
-    found = _header(data)
-    if found is None:
-        return "has no header"
+    found = read_headed(path_of(layout))
+    if not isinstance(found, tuple):
+        return found
     head, body = found
     mark, n, fields = head.get("watermark"), head.get("rows"), head.get("fields")
     if head.get("format") != FORMAT or not _fields_ok(fields):

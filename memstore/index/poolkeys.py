@@ -36,8 +36,8 @@ from pathlib import Path
 
 from ..beliefs.candidates import DERIVE_FEW
 from ..beliefs.frame import KEYS_VERSION, keys_of
-from ..codec import JSONDecodeError, dumps, loads
-from ..store.fs import read_regular, write_atomic
+from ..codec import dumps
+from ..store.fs import read_headed, write_atomic
 
 FORMAT = "memstore-poolkeys/1"
 _UPDATABLE = ("active", "expired")  # (consolidate's ``_UPDATABLE``; a test holds them equal)
@@ -292,19 +292,10 @@ def problem(snapshot: Path, checksum: str | None) -> str | None:
 
 
 def _checked(snapshot: Path, checksum: str | None) -> PoolKeys | str | None:
-    try:
-        data = read_regular(path_of(snapshot))
-    except FileNotFoundError:
-        return None
-    except OSError as exc:
-        return f"cannot be read ({exc})"
-    end = data.find(b"\n")
-    try:
-        head = loads(data[:end]) if end >= 0 else None
-    except JSONDecodeError:
-        head = None
-    if not isinstance(head, dict):
-        return "has no header"
+    found = read_headed(path_of(snapshot))
+    if not isinstance(found, tuple):
+        return found
+    head, body = found
     if head.get("format") != FORMAT or head.get("keys_version") != KEYS_VERSION:
         return f"is of format {head.get('format')!r} (keys {head.get('keys_version')!r}), not {FORMAT!r} " \
                f"(keys {KEYS_VERSION})"
@@ -314,7 +305,6 @@ def _checked(snapshot: Path, checksum: str | None) -> PoolKeys | str | None:
     if not all(type(c) is int and 0 <= c < 1 << 40 for c in counts):
         return "has a header whose counts are not counts"
     _n, r, k, p, b = counts
-    body = memoryview(data)[end + 1:]
     if len(body) != 4 * r + 8 * k + 16 * (k + 1) + 4 * p + b or hashlib.sha256(body).hexdigest() != head.get("sha256"):
         return "does not match its length or sha256 (damaged)"
     keys = PoolKeys(head, body)

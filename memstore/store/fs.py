@@ -186,3 +186,23 @@ def read_regular(path) -> bytes:
     finally:
         os.close(fd)
 
+
+
+def read_headed(path) -> tuple[dict, memoryview] | str | None:
+    """A derived file of one line of canonical JSON (its header) and then its body, as
+    (header, body); a reason (text) when it cannot be read or has no header; None when there
+    is no such file."""
+    from ..codec import JSONDecodeError, loads
+
+    try:
+        data = read_regular(path)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        return f"cannot be read ({exc})"
+    end = data.find(b"\n")
+    try:
+        head = loads(data[:end]) if end >= 0 else None
+    except JSONDecodeError:
+        head = None
+    return (head, memoryview(data)[end + 1:]) if isinstance(head, dict) else "has no header"
