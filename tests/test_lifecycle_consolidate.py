@@ -249,3 +249,51 @@ def test_the_vector_memo_answers_each_text_across_the_calls_that_fetched_them(ca
         assert len(c._VECTORS.arrays) == len(c._VECTORS.starts) <= len(calls)
     finally:
         c._VECTORS = memo
+
+
+class _Logged:
+    """An embedder that notes what it was asked to embed."""
+
+    def __init__(self, inner):
+        self.inner, self.name, self.dim, self.asked = inner, inner.name, inner.dim, []
+
+    def embed(self, texts, role="passage"):
+        self.asked.append(list(texts))
+        return self.inner.embed(texts, role)
+
+
+@settings(max_examples=50, deadline=None)
+@given(st.lists(st.lists(st.integers(0, 40), max_size=12), min_size=1, max_size=6),
+       st.sets(st.integers(0, 40)), st.booleans())
+def test_vectors_read_from_the_embedding_cache_equal_the_embedders(calls, cached, on_disk):
+    """Through an embedding cache holding some of the texts (in memory or in a file): every
+    call's rows are the embedder's vectors in the order asked, repeats included, whether the
+    memo held none of them (read from the cache straight into the answer) or some; what the
+    cache lacks is embedded once, sorted, as fetching it into the memo would."""
+    import tempfile
+    from pathlib import Path
+
+    import numpy as np
+
+    from memstore import consolidate as c
+    from memstore.index.embcache import CachedEmbedder, EmbeddingCache
+
+    plain = HashingEmbedder(32)
+    memo = c._VECTORS
+    with tempfile.TemporaryDirectory() as tmp:
+        cache = EmbeddingCache(Path(tmp) if on_disk else None, plain.name, plain.dim)
+        warm = [f"memory number {i}" for i in sorted(cached)]
+        cache.embed(plain, warm)  # (the cache holds these before the run)
+        logged = _Logged(plain)
+        emb = CachedEmbedder(logged, cache)
+        try:
+            c._VECTORS = c._Vectors()
+            for call in calls:
+                texts = [f"memory number {i}" for i in call]
+                got = c._vectors(emb, texts)
+                assert np.array_equal(got, np.asarray(plain.embed(texts, "passage")).reshape(len(texts), 32))
+            embedded = [t for asked in logged.asked for t in asked]
+            assert len(embedded) == len(set(embedded)) and not set(embedded) & set(warm)
+            assert all(asked == sorted(asked) for asked in logged.asked)
+        finally:
+            c._VECTORS = memo

@@ -10,8 +10,8 @@ keys and derives only those of the pool records the log after the snapshot touch
 
 It covers the snapshot's rows that pass ``rowscan.pooled_rows`` (raw, no outcome, active
 or expired, not an episode), by row number. A record the log after the snapshot touched is
-built, and its keys are taken as before (from the key cache), as are those of a record not
-in the pool when the snapshot was taken. So the postings a night gathers are the same ones,
+built, and its keys are taken as before (from the key cache, or derived when there are
+few), as are those of a record not in the pool when the snapshot was taken. So the postings a night gathers are the same ones,
 whichever way each record's keys were found (tests/test_poolkeys.py holds them equal).
 
 A derived file like the snapshot it belongs to, written after it by `snapshot`, and
@@ -267,7 +267,7 @@ class PoolKeys:
         out = {}
         for key, name, a, z in zip(keys, names, lo, hi, strict=True):
             for j in range(a, z):  # (a hash shared by other names: each compared)
-                if self.names[self.name_at[j]:self.name_at[j + 1]] == name:
+                if self.name(j) == name:
                     found = self.postings_at[self.post_at[j]:self.post_at[j + 1]].astype(np.int64)
                     if len(found) and not (found[1:] > found[:-1]).all():
                         found = np.unique(found)  # (only a file made so on purpose: kept an index set)
