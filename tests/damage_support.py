@@ -106,7 +106,7 @@ def kind_of(rel: str) -> str:
     if parts[0] == "log":
         return "log/YYYY-MM.jsonl"
     if parts[0] == "snapshots":
-        return "snapshots/state-N.keys" if rel.endswith(".keys") else "snapshots/state-N.parquet"
+        return "snapshots/state-N" + rel[rel.rindex("."):]  # (.parquet, .keys, .order)
     if parts[0] == "index" and len(parts) == 3:
         m = SEGMENT.match(parts[2])
         if m:

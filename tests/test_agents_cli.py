@@ -217,8 +217,8 @@ def test_notes_persist_across_a_snapshot_and_later_events(ag, store):
     ok(ag("notes", "set", "the reviewer's own notes", "--now", T1, agent="reviewer"))
     ok(ag("remember", "the second note of the day", "--now", T1, agent="coder"))
     ok(ag("snapshot", "--now", T1))
-    assert sorted(p.name for p in (store / "snapshots").iterdir()) == ["state-000000000004.keys",
-                                                                      "state-000000000004.parquet"]
+    assert sorted(p.name for p in (store / "snapshots").iterdir()) == [
+        "state-000000000004.keys", "state-000000000004.order", "state-000000000004.parquet"]
     assert ok(ag("notes", "--now", T2, agent="coder")) == NOTE + "\n"
     ok(ag("remember", "the third note of the day", "--now", T2))
     ok(ag("notes", "append", "and the tests", "--now", T2, agent="reviewer"))

@@ -298,7 +298,7 @@ def test_snapshots_keep_the_keys_of_those_kept_grown_from_the_last(store, tmp_pa
     assert len(grown) == 3 and all(g is not None for g in grown)
     names = sorted(p.name for p in (copy / "snapshots").iterdir())
     kept = [n for n in names if n.endswith(".parquet")]
-    assert len(kept) == 2 and names == sorted(kept + [n.replace(".parquet", ".keys") for n in kept])
+    assert len(kept) == 2 and names == sorted(kept + [n.replace(".parquet", e) for n in kept for e in (".keys", ".order")])
     assert _run(copy, "verify")[:2] == (0, "")
 
 

@@ -21,6 +21,7 @@ from ..codec import dumps, loads
 from ..model import AXES
 from ..schema import STAGES
 from ..state import Lazy, OnDemand, Partial, State
+from . import idorder
 from .fs import ensure_dir, read_regular, write_atomic
 from .layout import SNAPSHOT_NAME, Layout
 
@@ -248,19 +249,50 @@ def write_snapshot(layout: Layout, state: State, position: tuple[str, int] | Non
     table = state_table(state)
     data, rows, checksum = _written(state, position, anchor_for(layout, state.seq, known), table)
     write_atomic(path, data)
+    source = getattr(state.memories, "source", None)
+    _write_order(path, table, source)
     # (taken from a snapshot whose keys file can be believed: its postings are kept, only the
     # rows added or back in the pool since are looked up)
-    source = getattr(state.memories, "source", None)
     found = poolkeys.read(*source.origin) if getattr(source, "origin", None) is not None else None
     try:
         poolkeys.write(path, table, checksum, keyer, None if found is None else (found, source.table))
     except (OSError, StoreError):
-        poolkeys.path_of(path).unlink(missing_ok=True)  # (not another snapshot's keys by that name)
+        _drop(poolkeys.path_of(path))  # (not another snapshot's keys by that name)
     ours = [p for _seq, p in snapshot_files(layout) if p.is_file()]  # never a directory or FIFO
     for old in ours[:-KEEP]:
         old.unlink(missing_ok=True)
         poolkeys.path_of(old).unlink(missing_ok=True)
+        idorder.path_of(old).unlink(missing_ok=True)
     return path, rows
+
+
+def _write_order(path: Path, table, source) -> None:
+    """The order of the snapshot's ids beside it (``store.idorder``): from the order of the
+    snapshot it was taken from when it has one (its rows in place, the rows added merged in),
+    else sorted. Left out when the ids are not all 16 characters or it cannot be written."""
+    import numpy as np
+
+    from ..errors import StoreError
+
+    ids = id_array(table)
+    if ids is None:
+        _drop(idorder.path_of(path))
+        return
+    order = idorder.grown(source.ids, source.order, ids) if isinstance(source, _Rows) else None
+    if order is None:
+        order = np.argsort(ids, kind="stable")
+    try:
+        idorder.write(path, order)
+    except (OSError, StoreError):
+        _drop(idorder.path_of(path))
+
+
+def _drop(path: Path) -> None:
+    """Remove a derived file that could not be written (one that will not go is not read)."""
+    try:
+        path.unlink(missing_ok=True)
+    except OSError:
+        pass
 
 
 class Taken(NamedTuple):
@@ -310,7 +342,7 @@ def read_snapshot(path: Path, keep=None, lazy: bool = False) -> tuple[State, dic
     if meta.get("rows") != table.num_rows or (meta["format"] == _COLUMNS_CHECKSUM
                                               and meta.get("checksum") != content_checksum(table)):
         raise ValueError("rows do not match the checksum in its metadata")
-    rows = _Rows.of(table) if keep is not None or lazy else None
+    rows = _Rows.of(table, lambda ids: idorder.read(path, ids)) if keep is not None or lazy else None
     if rows is not None:
         rows.origin = (path, meta.get("checksum"))  # (checked above, whichever format)
         import numpy as np
@@ -327,6 +359,23 @@ def read_snapshot(path: Path, keep=None, lazy: bool = False) -> tuple[State, dic
     return state, meta
 
 
+def id_array(table):
+    """The table's ids as a numpy array of 16-byte strings, in row order (a view of the
+    column's bytes), or None when one is not the 16 characters every id is."""
+    import numpy as np
+    import pyarrow as pa
+
+    column = table.column("id").combine_chunks()
+    if column.type != pa.string() or column.null_count or column.offset:
+        return None
+    _validity, offsets, data = column.buffers()
+    ends = np.frombuffer(offsets, dtype=np.int32)[:len(column) + 1]
+    if len(column) and not (np.diff(ends) == 16).all():
+        return None
+    return np.frombuffer(data, dtype="S16", count=len(column), offset=int(ends[0])) if len(column) \
+        else np.zeros(0, dtype="S16")
+
+
 class _Rows:
     """A snapshot table's records by id, built when asked for (``state.Partial``'s and ``state.Lazy``'s source)."""
 
@@ -335,25 +384,23 @@ class _Rows:
         self.origin: tuple[Path, str | None] | None = None  # (the snapshot read, its data checksum)
 
     @classmethod
-    def of(cls, table) -> _Rows | None:
+    def of(cls, table, known=None) -> _Rows | None:
         """None when an id is not the 16 characters every id is (no lookup by sorting then),
-        ValueError when one is there twice."""
+        ValueError when one is there twice. ``known(ids)``: the order that sorts the table's
+        ids, when it is known and does (``store.idorder``), else None: they are sorted."""
         import numpy as np
-        import pyarrow as pa
 
-        column = table.column("id").combine_chunks()
-        if column.type != pa.string() or column.null_count or column.offset:
+        ids = id_array(table)
+        if ids is None:
             return None
-        _validity, offsets, data = column.buffers()
-        ends = np.frombuffer(offsets, dtype=np.int32)[:len(column) + 1]
-        if len(column) and not (np.diff(ends) == 16).all():
-            return None
-        ids = np.frombuffer(data, dtype="S16", count=len(column), offset=int(ends[0])) if len(column) \
-            else np.zeros(0, dtype="S16")
-        order = np.argsort(ids, kind="stable")
-        ids = ids[order]
-        if len(ids) > 1 and (ids[1:] == ids[:-1]).any():
-            raise ValueError("it holds an id twice")
+        order = known(ids) if known is not None else None
+        if order is None:
+            order = np.argsort(ids, kind="stable")
+            ids = ids[order]
+            if len(ids) > 1 and (ids[1:] == ids[:-1]).any():
+                raise ValueError("it holds an id twice")
+        else:  # (checked strictly ascending: distinct)
+            ids = ids[order]
         return cls(table, ids, order)
 
     def merged(self, built: list):

@@ -35,6 +35,7 @@ from collections.abc import Callable
 from contextlib import nullcontext
 
 from ..index.poolkeys import path_of as pool_keys_path
+from ..store import idorder
 from ..store.fs import exclusive_lock
 from ..store.layout import SNAPSHOT_NAME, Layout
 from ..store.log import quarantine
@@ -135,10 +136,11 @@ def repair(layout: Layout, report: Report) -> dict[Finding, str]:
                     f.path.unlink()
                     done[f] = "deleted"
                     if SNAPSHOT_NAME.match(f.path.name) and f.path.parent == layout.snapshots_dir:
-                        try:  # (its keys go with it; one that will not is reported next time)
-                            pool_keys_path(f.path).unlink(missing_ok=True)
-                        except OSError:
-                            pass
+                        for beside in (pool_keys_path(f.path), idorder.path_of(f.path)):
+                            try:  # (its keys and id order go with it; one that will not is reported next time)
+                                beside.unlink(missing_ok=True)
+                            except OSError:
+                                pass
                 except FileNotFoundError:
                     done[f] = "already gone"
                 except OSError as exc:  # e.g. a directory where a file was expected: reported, left

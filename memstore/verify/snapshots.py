@@ -14,9 +14,10 @@ from pathlib import Path
 from ..codec import JSONDecodeError, loads
 from ..index.poolkeys import path_of as pool_keys_path
 from ..model import memory_to_dict
+from ..store import idorder
 from ..store.anchor import anchor_problem
 from ..store.fs import temp_writer
-from ..store.layout import KEYS_NAME, LOG_NAME, SNAPSHOT_NAME, Layout
+from ..store.layout import KEYS_NAME, LOG_NAME, ORDER_NAME, SNAPSHOT_NAME, Layout
 from ..store.snapshot import (
     read_snapshot,
     release_unused,
@@ -39,6 +40,7 @@ class _Snap:
     rows: int = 0
     error: str | None = None
     pool_keys: str | None = None  # what is wrong with its keys file (index.poolkeys), if anything
+    order: str | None = None  # what is wrong with its id order (store.idorder), if anything
 
 
 def read_snapshots(layout: Layout) -> tuple[list[_Snap], list[Finding]]:
@@ -51,10 +53,11 @@ def read_snapshots(layout: Layout) -> tuple[list[_Snap], list[Finding]]:
         path = layout.snapshots_dir / name
         if SNAPSHOT_NAME.match(name) or temp_writer(name) is not None or not path.is_file():
             continue
-        if KEYS_NAME.match(name):
-            if not (layout.snapshots_dir / (name[:-len(".keys")] + ".parquet")).is_file():
-                found.append(Finding(path, 0, "the keys of a snapshot that is gone: memstore ignores them; "
-                                     "--repair deletes them", "snapshot", "delete"))
+        if KEYS_NAME.match(name) or ORDER_NAME.match(name):
+            if not path.with_suffix(".parquet").is_file():
+                what = "keys" if name.endswith(".keys") else "id order"
+                found.append(Finding(path, 0, f"the {what} of a snapshot that is gone: memstore ignores it; "
+                                     "--repair deletes it", "snapshot", "delete"))
             continue
         found.append(Finding(path, 0, "not a snapshot (state-<seq>.parquet): memstore ignores it; "
                              "--repair deletes it", "snapshot", "delete"))
@@ -67,6 +70,7 @@ def read_snapshots(layout: Layout) -> tuple[list[_Snap], list[Finding]]:
             snap.keys = dict(sorted(state.keys.items()))
             snap.marks = dict(state.marks)
             snap.pool_keys = _pool_keys_problem(path, meta, state)
+            snap.order = _order_problem(path, state)
         except Exception as exc:  # any damage: pyarrow, metadata, rows
             snap.error = f"{type(exc).__name__}: {exc}"[:200]
         snaps.append(snap)
@@ -93,6 +97,18 @@ def _pool_keys_problem(path: Path, meta: dict, state) -> str | None:
     if read_regular(keys) != poolkeys.build(state_table(state), meta["checksum"]):
         return "holds other keys than the snapshot's rows have"
     return None
+
+
+def _order_problem(path: Path, state) -> str | None:
+    """What is wrong with the id order beside the snapshot at ``path`` (None: nothing, or
+    there is none): it must sort the snapshot's ids."""
+    from ..store.snapshot import id_array
+
+    source = getattr(state.memories, "source", None)
+    ids = id_array(source.table) if source is not None else None
+    if ids is None:  # (ids no order can sort by row: one beside it is never read)
+        return "does not sort its snapshot's ids" if os.path.lexists(idorder.path_of(path)) else None
+    return idorder.problem(path, ids)
 
 
 def _none(table, _marks):
@@ -129,10 +145,15 @@ def check_snapshots(layout: Layout, snaps: list[_Snap], fold: Fold, report: Repo
         if problem:
             report.findings.append(Finding(snap.path, 0, f"{problem}; --repair deletes it (a cache: "
                                            "no answer changes)", "snapshot", "delete"))
-        elif snap.pool_keys:
-            report.findings.append(Finding(keys, 0, f"snapshot keys file {snap.pool_keys}: consolidate does not "
-                                           "use it; --repair deletes it (a cache: no answer changes)",
-                                           "snapshot", "delete"))
+        else:
+            if snap.pool_keys:
+                report.findings.append(Finding(keys, 0, f"snapshot keys file {snap.pool_keys}: consolidate does "
+                                               "not use it; --repair deletes it (a cache: no answer changes)",
+                                               "snapshot", "delete"))
+            if snap.order:
+                report.findings.append(Finding(idorder.path_of(snap.path), 0, f"snapshot id order {snap.order}: "
+                                               "it is not used; --repair deletes it (a cache: no answer changes)",
+                                               "snapshot", "delete"))
 
 
 def _snapshot_problem(layout: Layout, snap: _Snap, fold: Fold, head: int) -> str | None:
