@@ -234,10 +234,10 @@ def _table(memories: list):
 
 def write_snapshot(layout: Layout, state: State, position: tuple[str, int] | None,
                    keyer=None) -> tuple[Path, int]:
-    """(the snapshot written, its row count). Its update pool's keys are written beside it
-    (``index.poolkeys``; ``keyer``: where they are looked up first, the key cache); a keys
-    file that cannot be written is left out (consolidate then takes the keys from the
-    cache, as without one)."""
+    """(the snapshot written, its row count). Beside it go the order of its ids
+    (``store.idorder``) and its update pool's keys (``index.poolkeys``; ``keyer``: where they
+    are looked up first, the key cache); either is left out when it cannot be written (an
+    open then sorts the ids, a night takes the keys from the cache, as without them)."""
     ensure_dir(layout.snapshots_dir)
     from ..errors import StoreError
     from ..index import poolkeys
@@ -261,8 +261,8 @@ def write_snapshot(layout: Layout, state: State, position: tuple[str, int] | Non
     ours = [p for _seq, p in snapshot_files(layout) if p.is_file()]  # never a directory or FIFO
     for old in ours[:-KEEP]:
         old.unlink(missing_ok=True)
-        poolkeys.path_of(old).unlink(missing_ok=True)
-        idorder.path_of(old).unlink(missing_ok=True)
+        _drop(poolkeys.path_of(old))
+        _drop(idorder.path_of(old))
     return path, rows
 
 
