@@ -130,6 +130,28 @@ def test_the_bytes_are_the_same_with_the_key_cache_cold_warm_or_without(tmp_path
     assert poolkeys.build(table, "c", KeyCache(tmp_path).keys) == alone  # (warm: read back)
 
 
+def test_a_snapshot_leaves_the_file_out_rather_than_derive_too_many_keys(tmp_path, monkeypatch):
+    """More pool texts than ``DERIVE_MOST`` that the key cache lacks (a store not consolidated
+    since a bulk import): no file, and the key cache is left as it was; with them in the key
+    cache, the file; `verify` derives every key whatever the bound."""
+    from memstore.index.keycache import KeyCache
+
+    monkeypatch.setattr(poolkeys, "DERIVE_MOST", 50)
+    monkeypatch.setattr(poolkeys, "DERIVE_FEW", 0)
+    rows = [([WORDS[i % 14], WORDS[i * 5 % 14], f"n{i}"], "active", "raw", "fact") for i in range(120)]
+    table = pa.table({"text": [" ".join(w) for w, *_ in rows], "status": [r[1] for r in rows],
+                      "level": [r[2] for r in rows], "kind": [r[3] for r in rows],
+                      "outcome": pa.nulls(len(rows), pa.string())})
+    assert poolkeys.build(table, "c") is None and poolkeys.build(table, "c", KeyCache(tmp_path).keys) is None
+    assert not list(tmp_path.iterdir())  # (nothing derived was kept either)
+    whole = poolkeys.build(table, "c", bounded=False)
+    KeyCache(tmp_path).keys(table.column("text").to_pylist(), keys_of)  # (a night would put them there)
+    assert poolkeys.build(table, "c", KeyCache(tmp_path).keys) == whole
+    snap = tmp_path / "state-000000000001.parquet"
+    poolkeys.path_of(snap).write_bytes(b"stale")
+    assert poolkeys.write(snap, table, "c") is False and not poolkeys.path_of(snap).exists()
+
+
 def test_the_bytes_do_not_depend_on_the_order_sets_iterate_in(tmp_path):
     """Keys are sets, iterated in an order that changes with the process's hash seed."""
     script = ("import sys, pyarrow as pa; from memstore.index.poolkeys import build; "
@@ -288,7 +310,7 @@ def test_snapshots_keep_the_keys_of_those_kept_grown_from_the_last(store, tmp_pa
     shutil.copytree(store, copy)
     grown = []
     real = poolkeys._grown
-    monkeypatch.setattr(poolkeys, "_grown", lambda *a: grown.append(real(*a)) or grown[-1])
+    monkeypatch.setattr(poolkeys, "_grown", lambda *a, **k: grown.append(real(*a, **k)) or grown[-1])
     for day in (122, 123, 124):
         assert _run(copy, "remember", f"The build on day {day} is green", "--now", _day(day))[0] == 0
         assert _run(copy, "consolidate", "--now", _day(day))[0] == 0

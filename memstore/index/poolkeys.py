@@ -52,24 +52,45 @@ def _hash(name: bytes) -> int:
     return int.from_bytes(hashlib.blake2b(name, digest_size=8).digest(), "little")
 
 
-def build(table, checksum: str, keyer=None, prior=None) -> bytes:
+# pool texts whose keys a snapshot derives at most (~24 us each: 1.6 s): past it (a store not
+# consolidated since a bulk import, whose key cache lacks them) the file is left out, and the
+# night after derives them into the key cache, as it would without the file
+DERIVE_MOST = 65_536
+
+
+class _TooMany(Exception):
+    """More keys to derive than ``DERIVE_MOST``."""
+
+
+def _derive(texts: list[str]) -> list[frozenset]:
+    if len(texts) > DERIVE_MOST:
+        raise _TooMany
+    return keys_of(texts)
+
+
+def build(table, checksum: str, keyer=None, prior=None, bounded: bool = True) -> bytes | None:
     """The file's bytes for a snapshot's ``table`` whose data checksum is ``checksum``.
     ``keyer(texts, derive)``: where the pool texts' keys are looked up first (the key
     cache), else they are derived here. ``prior``: (the ``PoolKeys`` of the snapshot this
     one was taken from, that snapshot's table): its postings are kept for the rows both
     tables hold alike, and only the other pool rows' keys are looked up (``_grown``). The
-    same bytes either way."""
+    same bytes either way. None when more than ``DERIVE_MOST`` keys would be derived
+    (``bounded``; verify derives every one)."""
     import numpy as np
 
     from ..rowscan import pooled_rows
 
     pooled = pooled_rows(table, _UPDATABLE)
     rows = np.flatnonzero(pooled)
-    if prior is not None:
-        grown = _grown(table, pooled, rows, keyer, *prior)
-        if grown is not None:
-            return _bytes(table.num_rows, checksum, rows, *grown)
-    words, owner = _words(table, rows, keyer)
+    derive = _derive if bounded else keys_of
+    try:
+        if prior is not None:
+            grown = _grown(table, pooled, rows, keyer, *prior, derive=derive)
+            if grown is not None:
+                return _bytes(table.num_rows, checksum, rows, *grown)
+        words, owner = _words(table, rows, keyer, derive)
+    except _TooMany:
+        return None
     distinct = list(dict.fromkeys(words))
     names = [w.encode() for w in distinct]
     # keys in (hash, name) order, each key's records ascending: bytes that do not depend on
@@ -85,14 +106,14 @@ def build(table, checksum: str, keyer=None, prior=None) -> bytes:
                   counts, owner[by])
 
 
-def _words(table, rows, keyer) -> tuple[list[str], object]:
+def _words(table, rows, keyer, derive=keys_of) -> tuple[list[str], object]:
     """The keys of the texts at ``rows`` as one list, and the index in ``rows`` of the row
     each belongs to (an int64 array)."""
     import numpy as np
 
     texts = table.column("text").take(rows).to_pylist() if len(rows) else []
     # (a few derived here cost less than reading the key cache's index: candidates.DERIVE_FEW)
-    found = keyer(texts, keys_of) if keyer is not None and len(texts) > DERIVE_FEW else keys_of(texts)
+    found = keyer(texts, derive) if keyer is not None and len(texts) > DERIVE_FEW else derive(texts)
     if hasattr(found, "words"):  # (the key cache's: decoded in blocks, not a set a record)
         return found.words()
     return (list(chain.from_iterable(found)),
@@ -116,7 +137,7 @@ def _bytes(table_rows: int, checksum: str, rows, hashes, lengths, blob: bytes, c
     return dumps(head) + b"\n" + body
 
 
-def _grown(table, pooled, rows, keyer, old: PoolKeys, old_table) -> tuple | None:
+def _grown(table, pooled, rows, keyer, old: PoolKeys, old_table, derive=keys_of) -> tuple | None:
     """``build``'s keys from the keys file ``old`` of ``old_table``, when ``table`` begins with
     ``old_table``'s rows (their ids: a snapshot taken from another keeps its rows in place,
     in canonical order, and adds the records created since after them): the postings of
@@ -141,7 +162,7 @@ def _grown(table, pooled, rows, keyer, old: PoolKeys, old_table) -> tuple | None
     keep = pooled[row_of] & covered[row_of]
     key_of, row_of = key_of[keep], row_of[keep]
     fresh = rows[~covered[rows]]  # (created since, back in the pool, or another text)
-    words, owner = _words(table, fresh, keyer)
+    words, owner = _words(table, fresh, keyer, derive)
     # the keys the old file lacks, placed among its own in (hash, name) order
     found = {w: old.index(w.encode()) for w in dict.fromkeys(words)}
     added = sorted((_hash(w.encode()), w.encode()) for w, j in found.items() if j < 0)
@@ -182,12 +203,17 @@ def _grown(table, pooled, rows, keyer, old: PoolKeys, old_table) -> tuple | None
     return hashes, lengths, b"".join(pieces), counts[counts > 0], pairs % width
 
 
-def write(snapshot: Path, table, checksum: str, keyer=None, prior=None) -> Path:
+def write(snapshot: Path, table, checksum: str, keyer=None, prior=None) -> bool:
     """Write the keys file of the snapshot at ``snapshot`` (its table and data checksum;
-    ``keyer`` and ``prior`` as ``build`` takes them)."""
+    ``keyer`` and ``prior`` as ``build`` takes them); False, and none there, when ``build``
+    leaves it out."""
     path = path_of(snapshot)
-    write_atomic(path, build(table, checksum, keyer, prior))
-    return path
+    data = build(table, checksum, keyer, prior)
+    if data is None:
+        path.unlink(missing_ok=True)
+        return False
+    write_atomic(path, data)
+    return True
 
 
 class PoolKeys:
