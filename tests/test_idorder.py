@@ -64,9 +64,8 @@ def test_the_order_grown_from_the_last_snapshots_is_the_sorted_order(numbers, ad
     old_order = np.argsort(old, kind="stable")
     got = idorder.grown(old[old_order], old_order, ids)
     assert np.array_equal(got, np.argsort(ids, kind="stable"))
-    if len(old) >= 2:
-        assert idorder.grown(old[old_order], old_order, ids[::-1]) is None or \
-            np.array_equal(ids[: len(old)][::-1], ids[: len(old)])
+    if len(old) >= 2:  # (its rows not in place: reversed, distinct ids never are)
+        assert idorder.grown(old[old_order], old_order, ids[::-1]) is None
 
 
 @pytest.fixture(scope="module")
