@@ -53,6 +53,7 @@ from .events import touched_ids
 from .fold import RETIRED, apply_stage
 from .model import AXES, EPISODIC_KINDS, Memory, normalize_text
 from .remember import reinforce_step
+from .rowscan import Short
 from .salience import composite
 from .state import _CANONICAL
 from .timeutil import ts_after
@@ -257,6 +258,7 @@ class _Memo:
         self.group_of: dict[str, tuple] | None = None
         self.promoted = 0
         self.shorts: list | None = None  # from a snapshot: the short-term records read from columns
+        self.loud: set[str] = set()  # the ids of those that promote keeps alone (``rowscan.loud_shorts``)
 
     def reset(self, postings: Postings) -> None:
         """New postings: every ranking and check is made again."""
@@ -803,15 +805,17 @@ def _promote(s, now: str, config, memo: _Memo | None = None) -> list[dict]:
     written = s.memories.written if memo is not None and isinstance(s, Working) else None
     groups: dict[tuple, list[Memory]] = {}
     source = isinstance(s, Working) and s.source is not None
+    loud = memo.loud if memo is not None else set()  # (the columns' short-term records kept alone)
     if written is None or memo.group_of is None:  # every group (a run's first round)
         scan = listing
         if source:  # (from a snapshot, the records a run opened with and wrote are listed; the
             # others are read from columns, ``rowscan.shorts``, and scanned in the same order)
-            from .rowscan import shorts
+            from .rowscan import loud_shorts, shorts
 
             light = shorts(s)
+            loud = loud_shorts(s, c["min_confidence"], c["min_occurrences"], c["salience_floor"], weights)
             if memo is not None:
-                memo.shorts = light
+                memo.shorts, memo.loud = light, loud
             scan = merge(listing, light, key=_CANONICAL)
         group_of = {}
         for m in scan:
@@ -853,8 +857,11 @@ def _promote(s, now: str, config, memo: _Memo | None = None) -> list[dict]:
     for members in groups.values():
         if len(members) == 1:  # (most groups: the same tests as below, without the sums)
             m = members[0]
-            if m.confidence < least or (m.mention_count < fewest
-                                        and composite(m.salience, m.confidence, weights) < floor):
+            if type(m) is Short:  # (read from columns: its test made over them)
+                if m.id not in loud:
+                    continue
+            elif m.confidence < least or (m.mention_count < fewest
+                                          and composite(m.salience, m.confidence, weights) < floor):
                 continue
         else:  # the older side of an open conflict is not a repetition
             ids = {m.id for m in members}

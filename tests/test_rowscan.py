@@ -166,3 +166,37 @@ def test_short_term_records_read_from_columns_are_the_records_fields(records, ma
                 assert [repr(getattr(light.salience, a)) for a in AXES] == [repr(getattr(m.salience, a)) for a in AXES]
             else:
                 assert getattr(light, name) == getattr(m, name), name
+
+
+unit = st.floats(min_value=0.0, max_value=1.0, allow_subnormal=False)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.tuples(record, st.lists(unit, min_size=7, max_size=7), unit), min_size=1, max_size=40),
+       st.sampled_from([0.0, 0.5, 0.7, 1.0]), st.integers(1, 3), st.lists(unit, min_size=7, max_size=7))
+def test_the_short_term_records_kept_alone_are_those_composite_keeps(drawn, least, fewest, weights):
+    """``loud_shorts`` over the columns against promote's test of a lone record on each one
+    (``salience.composite``), the floor at each record's own composite too, where only the
+    same floating-point operations in the same order give the same answer."""
+    from memstore.rowscan import loud_shorts
+    from memstore.salience import composite
+
+    weights = dict(zip(AXES, weights, strict=True))
+    # (short-term records, most of them, with any floats: where the order of operations shows)
+    # (none created after the mark nor due to expire: the night opens none of them, so they are
+    # read from columns)
+    state = _state([{**r, "salience": axes, "confidence": c, "expires": None,
+                     **({"status": "active", "tier": "short", "level": "raw", "retired": False} if i % 4 else {})}
+                    for i, (r, axes, c) in enumerate(drawn)], mark=60)
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "state.parquet"
+        path.write_bytes(parquet_bytes(state))
+        part, _meta = read_snapshot(path, keep=lambda table, marks: rows(table, marks, "2027-01-01T00:00:00Z"))
+    work = Working.of(part)
+    light = shorts(work)
+    assert len(light) >= sum(1 for i in range(len(drawn)) if i % 4)  # (the short-term ones, from columns)
+    scores = [composite(m.salience, m.confidence, weights) for m in light]
+    for floor in sorted({*scores, 0.0, 0.3}):  # (each record's own composite: a rounding either way shows)
+        kept = {m.id for m, score in zip(light, scores, strict=True)
+                if not (m.confidence < least or (m.mention_count < fewest and score < floor))}
+        assert loud_shorts(work, least, fewest, floor, weights) & {m.id for m in light} == kept, floor
