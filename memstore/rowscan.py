@@ -218,7 +218,6 @@ def loud_shorts(work, least: float, fewest: int, floor: float, weights) -> set[s
 def shorts(work) -> list[Short]:
     """The table's active short-term raw records, but for those ``work`` lists (promote's
     scan reads them as they are now), as ``Short`` values in canonical order."""
-
     table = work.source.table
     rows = _short_rows(table)
     listed = work.listed()
