@@ -97,20 +97,47 @@ def pool_of(work, pooled, updatable: tuple[str, ...]) -> Pool:
 
     table, have = work.source.table, work.memories
     rows = np.flatnonzero(pooled_rows(table, updatable))
+    # the rows of the records built (a few thousand), found by their ids: not a probe of each
+    # of 342,000 pool ids
+    found = work.source._at(list(dict.keys(have)))
+    built_row = np.zeros(table.num_rows, dtype=bool)
+    built_row[found[found >= 0]] = True
+    rows = rows[~built_row[rows]]
+    built = sorted((m for m in dict.values(have) if pooled(m)), key=lambda m: (m.seq, m.id))
     ids = table.column("id").take(rows).to_pylist()
-    unbuilt = np.fromiter((not dict.__contains__(have, i) for i in ids), dtype=bool, count=len(ids))
-    rows = rows[unbuilt]
-    built = [m for m in dict.values(have) if pooled(m)]
-    ids = [i for i, u in zip(ids, unbuilt.tolist(), strict=True) if u] + [m.id for m in built]
-    texts = table.column("text").take(rows).to_pylist() + [m.text for m in built]
-    recorded = table.column("recorded_at").take(rows).to_pylist() + [m.recorded_at for m in built]
-    seqs = np.concatenate([table.column("seq").take(rows).to_numpy(zero_copy_only=False),
-                           np.array([m.seq for m in built], dtype=np.int64)])
-    order = np.lexsort((np.array(ids, dtype=str), seqs)) if ids else np.zeros(0, dtype=np.int64)
+    texts = table.column("text").take(rows).to_pylist()
+    recorded = table.column("recorded_at").take(rows).to_pylist()
+    seqs = table.column("seq").take(rows).to_numpy(zero_copy_only=False)
+    order = _merged(ids, seqs, built)
+    ids, texts, recorded = ids + [m.id for m in built], texts + [m.text for m in built], \
+        recorded + [m.recorded_at for m in built]
     at = np.concatenate([rows.astype(np.int64), np.full(len(built), -1, dtype=np.int64)])[order]
     order = order.tolist()
     return Pool([ids[i] for i in order], [texts[i] for i in order], [recorded[i] for i in order],
                 have.__getitem__, at, table.num_rows)
+
+
+def _merged(ids: list[str], seqs, built: list) -> object:
+    """The canonical order (seq, then id) of the table's ``ids`` (with their ``seqs``) followed
+    by the ``built`` records (sorted so), as positions in that list: the table's rows are in
+    canonical order already (a snapshot is written so; checked), each built record goes
+    before the first row after it. Sorted whole when the rows are not in that order."""
+    import numpy as np
+
+    n = len(ids)
+    seqs = np.asarray(seqs, dtype=np.int64)
+    ties = np.flatnonzero(seqs[1:] == seqs[:-1])
+    if (seqs[1:] < seqs[:-1]).any() or any(ids[i] >= ids[i + 1] for i in ties.tolist()):
+        every = ids + [m.id for m in built]
+        keys = np.concatenate([seqs, np.array([m.seq for m in built], dtype=np.int64)])
+        return np.lexsort((np.array(every, dtype=str), keys)) if every else np.zeros(0, dtype=np.int64)
+    place = []
+    for m in built:
+        j = int(seqs.searchsorted(m.seq, "left"))
+        while j < n and seqs[j] == m.seq and ids[j] < m.id:
+            j += 1
+        place.append(j)
+    return np.insert(np.arange(n, dtype=np.int64), place, n + np.arange(len(built), dtype=np.int64))
 
 
 class Member(NamedTuple):

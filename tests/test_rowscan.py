@@ -200,3 +200,20 @@ def test_the_short_term_records_kept_alone_are_those_composite_keeps(drawn, leas
         kept = {m.id for m, score in zip(light, scores, strict=True)
                 if not (m.confidence < least or (m.mention_count < fewest and score < floor))}
         assert loud_shorts(work, least, fewest, floor, weights) & {m.id for m in light} == kept, floor
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.integers(1, 9), st.sampled_from("abcdef")), unique=True, max_size=30),
+       st.lists(st.tuples(st.integers(1, 9), st.sampled_from("ghijk")), unique=True, max_size=6), st.booleans())
+def test_the_pool_merges_its_built_records_into_the_tables_order(table, built, shuffled):
+    """``_merged``: the table's rows (in canonical order, or not: then sorted whole) with the
+    built records merged in, in (seq, id) order, as sorting every one gives."""
+    from types import SimpleNamespace
+
+    from memstore.rowscan import _merged
+
+    rows = table if shuffled else sorted(table)
+    records = sorted((SimpleNamespace(seq=q, id=i) for q, i in built), key=lambda m: (m.seq, m.id))
+    got = _merged([i for _q, i in rows], [q for q, _i in rows], records).tolist()
+    every = [(q, i) for q, i in rows] + [(m.seq, m.id) for m in records]
+    assert [every[k] for k in got] == sorted(every)
