@@ -214,12 +214,15 @@ def _short_rows(table):
 def loud_shorts(work, least: float, fewest: int, floor: float, weights) -> set[str]:
     """The ids of the table's active short-term raw records that promote keeps when each is
     alone in its group: confidence at least ``least``, and ``fewest`` mentions or a composite
-    salience (``salience.composite``) at ``floor`` or above; computed over the columns with
-    the same floating-point operations in the same order (a property test holds it to
-    ``composite``): 223,970 such records a night on the zipf shape, most alone."""
+    salience at ``floor`` or above. ``salience.composite`` itself, given the columns as
+    arrays: the same floating-point operations in the same order, a record's at a time in
+    each (223,970 such records a night on the zipf shape, most alone)."""
+    from types import SimpleNamespace
+
     import numpy as np
 
     from .model import AXES
+    from .salience import composite
 
     table = work.source.table
     rows = _short_rows(table)
@@ -230,14 +233,10 @@ def loud_shorts(work, least: float, fewest: int, floor: float, weights) -> set[s
         return np.asarray(column.to_numpy(zero_copy_only=False), dtype=np.float64)
 
     salience = table.column("salience").take(rows).combine_chunks()
+    axes = SimpleNamespace(**{a: floats(salience.field(a)) for a in AXES})
     confidence = floats(table.column("confidence").take(rows))
     mentions = np.asarray(table.column("mention_count").take(rows).to_numpy(zero_copy_only=False))
-    total = None
-    for a in AXES:  # (left to right, as ``sum`` adds them)
-        term = weights[a] * floats(salience.field(a))
-        total = term if total is None else total + term
-    composite = total * (0.6 + 0.4 * confidence)  # (``salience.gate``)
-    loud = ~((confidence < least) | ((mentions < fewest) & (composite < floor)))
+    loud = ~((confidence < least) | ((mentions < fewest) & (composite(axes, confidence, weights) < floor)))
     ids = table.column("id").take(rows)
     return set(ids.filter(loud).to_pylist())
 

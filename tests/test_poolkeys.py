@@ -119,7 +119,7 @@ def test_the_bytes_are_the_same_with_the_key_cache_cold_warm_or_without(tmp_path
     blocks), derived because it lacks them, or derived without one: the same file."""
     from memstore.index.keycache import KeyCache
 
-    monkeypatch.setattr(poolkeys, "DERIVE_FEW", 0)  # (the cache is asked whatever the number)
+    monkeypatch.setattr(candidates, "DERIVE_FEW", 0)  # (the cache is asked whatever the number)
     rows = [([WORDS[i % 14], WORDS[i * 5 % 14], WORDS[i * 3 % 14]], STATUSES[i % 3], "raw", "fact")
             for i in range(200)]
     table = pa.table({"text": [" ".join(w) for w, *_ in rows], "status": [r[1] for r in rows],
@@ -137,7 +137,7 @@ def test_a_snapshot_leaves_the_file_out_rather_than_derive_too_many_keys(tmp_pat
     from memstore.index.keycache import KeyCache
 
     monkeypatch.setattr(poolkeys, "DERIVE_MOST", 50)
-    monkeypatch.setattr(poolkeys, "DERIVE_FEW", 0)
+    monkeypatch.setattr(candidates, "DERIVE_FEW", 0)
     rows = [([WORDS[i % 14], WORDS[i * 5 % 14], f"n{i}"], "active", "raw", "fact") for i in range(120)]
     table = pa.table({"text": [" ".join(w) for w, *_ in rows], "status": [r[1] for r in rows],
                       "level": [r[2] for r in rows], "kind": [r[3] for r in rows],

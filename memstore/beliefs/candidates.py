@@ -33,6 +33,12 @@ _DENSE_BYTES = 64 << 20
 DERIVE_FEW = 4096
 
 
+def looked_up(texts: list[str], keyer, derive):
+    """The keys of ``texts``: derived when they are few (``DERIVE_FEW``) or there is no key
+    cache, else from ``keyer(texts, derive)`` (the key cache, deriving what it lacks)."""
+    return derive(texts) if keyer is None or len(texts) <= DERIVE_FEW else keyer(texts, derive)
+
+
 class Postings:
     def __init__(self, pool: list, mapper=map, keyer=None, wanted=None, filed=None):
         """``pool``: the records that may be updated, in log order (seq ascending).
@@ -68,8 +74,7 @@ class Postings:
             at, loose = split
 
             def look(some: list[str]):
-                # (a few derived here cost less than reading the key cache's index: 0.4 s at 1M)
-                return derive(some) if keyer is None or len(some) <= DERIVE_FEW else keyer(some, derive)
+                return looked_up(some, keyer, derive)
 
             self._found = _Split(texts, loose, look([texts[i] for i in loose]), look)
             self._found.fetch([self.position[i] for i in wanted if i in self.position])

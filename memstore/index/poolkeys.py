@@ -34,7 +34,7 @@ import hashlib
 from itertools import chain
 from pathlib import Path
 
-from ..beliefs.candidates import DERIVE_FEW
+from ..beliefs.candidates import looked_up
 from ..beliefs.frame import KEYS_VERSION, keys_of
 from ..codec import dumps
 from ..store.fs import read_headed, write_atomic
@@ -112,8 +112,7 @@ def _words(table, rows, keyer, derive=keys_of) -> tuple[list[str], object]:
     import numpy as np
 
     texts = table.column("text").take(rows).to_pylist() if len(rows) else []
-    # (a few derived here cost less than reading the key cache's index: candidates.DERIVE_FEW)
-    found = keyer(texts, derive) if keyer is not None and len(texts) > DERIVE_FEW else derive(texts)
+    found = looked_up(texts, keyer, derive)
     if hasattr(found, "words"):  # (the key cache's: decoded in blocks, not a set a record)
         return found.words()
     return (list(chain.from_iterable(found)),

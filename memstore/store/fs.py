@@ -187,7 +187,6 @@ def read_regular(path) -> bytes:
         os.close(fd)
 
 
-
 def read_headed(path) -> tuple[dict, memoryview] | str | None:
     """A derived file of one line of canonical JSON (its header) and then its body, as
     (header, body); a reason (text) when it cannot be read or has no header; None when there

@@ -261,9 +261,23 @@ def write_snapshot(layout: Layout, state: State, position: tuple[str, int] | Non
     ours = [p for _seq, p in snapshot_files(layout) if p.is_file()]  # never a directory or FIFO
     for old in ours[:-KEEP]:
         old.unlink(missing_ok=True)
-        _drop(poolkeys.path_of(old))
-        _drop(idorder.path_of(old))
+        drop_companions(old)
     return path, rows
+
+
+def companions(snapshot: Path) -> tuple[Path, ...]:
+    """The derived files written beside a snapshot, which go when it goes: its id order
+    (``store.idorder``) and its update pool's keys (``index.poolkeys``)."""
+    from ..index import poolkeys
+
+    return idorder.path_of(snapshot), poolkeys.path_of(snapshot)
+
+
+def drop_companions(snapshot: Path) -> None:
+    """Remove a snapshot's ``companions`` (one that will not go is not read, and verify
+    reports it)."""
+    for path in companions(snapshot):
+        _drop(path)
 
 
 def _write_order(path: Path, table, source) -> None:

@@ -34,11 +34,10 @@ import os
 from collections.abc import Callable
 from contextlib import nullcontext
 
-from ..index.poolkeys import path_of as pool_keys_path
-from ..store import idorder
 from ..store.fs import exclusive_lock
 from ..store.layout import SNAPSHOT_NAME, Layout
 from ..store.log import quarantine
+from ..store.snapshot import drop_companions
 from .files import check_files, fix_modes, pid_alive
 from .indexes import check_indexes, count_documents, read_manifests
 from .logcheck import Fold, check_log
@@ -136,11 +135,7 @@ def repair(layout: Layout, report: Report) -> dict[Finding, str]:
                     f.path.unlink()
                     done[f] = "deleted"
                     if SNAPSHOT_NAME.match(f.path.name) and f.path.parent == layout.snapshots_dir:
-                        for beside in (pool_keys_path(f.path), idorder.path_of(f.path)):
-                            try:  # (its keys and id order go with it; one that will not is reported next time)
-                                beside.unlink(missing_ok=True)
-                            except OSError:
-                                pass
+                        drop_companions(f.path)
                 except FileNotFoundError:
                     done[f] = "already gone"
                 except OSError as exc:  # e.g. a directory where a file was expected: reported, left
