@@ -10,8 +10,9 @@ from --other (a ``git worktree add`` of an older commit; the same virtual enviro
 Runs alternate (other, this, this, other, ...: --pairs pairs), since this machine's speed
 drifts by more than the differences measured. Prints each run's wall time, CPU of the
 process and of its workers, peak RSS and a digest of the events (the two versions must
-agree), then the ratios of the sums; --stages adds each stage's seconds and how many texts
-and pairs the update checks saw. Not a test (outside tests/).
+agree), then the ratios of the sums; --stages adds the open's seconds, each stage's seconds
+a round (updates, near-duplicates, promote) and how many texts and pairs the update checks
+saw. Not a test (outside tests/).
 """
 
 from __future__ import annotations
@@ -83,11 +84,13 @@ def _instrument():
     # _updates and _near_duplicates, in _candidates (ranking) and relation; the texts whose
     # gists and frames were computed ahead (seeded); the pairs the gists settled
     import memstore.consolidate as c
-    got = {"updates_rounds_s": [], "near_duplicates_rounds_s": [], "candidates_s": 0.0, "relation_s": 0.0,
-           "gisted_texts": 0, "framed_texts": 0, "pairs_settled_by_gists": 0, "pairs_left_to_frames": 0}
+    import memstore.store.open as o
+    got = {"open_s": 0.0, "updates_rounds_s": [], "near_duplicates_rounds_s": [], "promote_rounds_s": [],
+           "candidates_s": 0.0, "relation_s": 0.0, "gisted_texts": 0, "framed_texts": 0,
+           "pairs_settled_by_gists": 0, "pairs_left_to_frames": 0}
 
-    def timed(name, key, rounds):
-        inner = getattr(c, name)
+    def timed(name, key, rounds, module=c):
+        inner = getattr(module, name)
         def wrapper(*a, **k):
             t = time.perf_counter()
             try:
@@ -98,7 +101,7 @@ def _instrument():
                     got[key].append(round(d, 2))
                 else:
                     got[key] += d  # (summed unrounded: a call takes well under 5 ms)
-        setattr(c, name, wrapper)
+        setattr(module, name, wrapper)
 
     def counted(name, key):
         inner = getattr(c, name)
@@ -107,8 +110,10 @@ def _instrument():
             return inner(texts, found)
         setattr(c, name, wrapper)
 
+    timed("load_state", "open_s", False, o)  # (the run's state from the snapshot and the log after it)
     timed("_updates", "updates_rounds_s", True)
     timed("_near_duplicates", "near_duplicates_rounds_s", True)
+    timed("_promote", "promote_rounds_s", True)
     timed("_candidates", "candidates_s", False)
     timed("relation", "relation_s", False)
     counted("seed", "framed_texts")
