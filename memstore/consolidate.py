@@ -30,6 +30,7 @@ window again. The comparisons of a record are made once, when it is new.
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from heapq import merge
 from itertools import repeat
 from operator import attrgetter
@@ -227,10 +228,14 @@ class _Memo:
       since, decides nothing again).
     """
 
-    def __init__(self, mapper=map, keyer=None, filed=None):
+    def __init__(self, mapper=map, keyer=None, filed=None, near=None):
         self.mapper = mapper  # where keys and frames are computed: map, or worker processes
         self.keyer = keyer  # where update keys are looked up first (Postings), or None
         self.filed = filed  # the keys file of the snapshot the run opened (Postings), or None
+        self.near = near  # its near-duplicate groups file (index.neargroups), or None
+        # (domain, subject) -> (the group's members at its last decision, their vectors), for
+        # the groups read from ``near``: a later round takes the rows of those still active
+        self.matrices: dict[tuple, tuple] = {}
         self.postings: Postings | None = None
         self.alive = None  # the round's pool, as positions of the postings' pool
         self.candidates: dict[str, list[str]] = {}  # id -> its long ranking (ids)
@@ -386,49 +391,136 @@ def _near_duplicates(s, now: str, config, embedder, memo: _Memo) -> list[dict]:
             if redo is None or key in redo:
                 wanted.add(key)
     groups: dict[tuple, list[Memory]] = {}
+    ready: dict[tuple, object] = {}  # a group's vectors, when known before its batch (the groups file)
     if redo is None or not wanted <= memo.groups.keys():
         subjects = {k[1] for k in wanted}
-        scan = candidates
+        scan, filed = candidates, {}
         if isinstance(s, Working) and s.source is not None and subjects:
             # from a snapshot, the records listed are those the run opened with: the groups'
-            # other members are read from the table's columns (``rowscan.members``), not built
+            # other members are read from the table's columns (``rowscan.members``), not built,
+            # or with their vectors from the snapshot's groups file (``_filed``)
             from .rowscan import members
 
-            scan = [*candidates, *members(s, subjects)]
+            filed, none = _filed(s, wanted, memo)
+            rest = {k[1] for k in wanted if k not in filed and k not in none}
+            scan = [*candidates, *(m for m in members(s, rest) if (m.domain or "", m.subject) not in filed)]
         for m in scan:
             if m.subject in subjects and (key := (m.domain or "", m.subject)) in wanted:
                 groups.setdefault(key, []).append(m)
         for group in groups.values():
             group.sort(key=_order)
+        if filed:
+            _merge_filed(filed, groups, embedder, ready)
         if scan is not candidates:  # in the order a scan of every record meets them (below)
             groups = {k: groups[k] for k in sorted(groups, key=lambda k: min(map(_CANONICAL, groups[k])))}
     else:  # (members kept in order: a record's _order never changes)
-        held = {key: [m for m in (_now(s, x) for x in memo.groups[key]) if m.status == "active"]
-                for key in wanted}
+        held = {}
+        for key in wanted:
+            was = memo.groups[key]
+            alive = [i for i, m in enumerate(_now(s, x) for x in was) if m.status == "active"]
+            held[key] = [_now(s, was[i]) for i in alive]
+            known = memo.matrices.get(key)
+            if known is not None and known[0] is was:
+                ready[key] = known[1][alive]
         # in the order a scan meets them: by the first of their records in canonical order
         for key in sorted((k for k in held if held[k]), key=lambda k: min(map(_CANONICAL, held[k]))):
             groups[key] = held[key]
     memo.groups.update(groups)
+    memo.matrices.update((key, (groups[key], matrix)) for key, matrix in ready.items() if key in groups)
     groups = {k: g for k, g in groups.items() if len(g) >= 2}
     events: list[dict] = []
     batch: list[list[Memory]] = []
     texts = 0  # in the batch (a running count: many small groups make long batches)
-    for i, members in enumerate(groups.values()):
-        batch.append(members)
-        texts += len(members)
-        if texts < _PREFETCH and i + 1 < len(groups):
-            continue
+
+    def decide(members, matrix) -> None:
+        found = _group_duplicates(s, members, matrix, since, now, config, lower, upper)
+        memo.touch(found)
+        events.extend(found)
+
+    def flush() -> None:
         # the vectors of several groups in one call: the embedding cache is looked up (and
         # what it lacks embedded, on the workers) once a batch instead of once a group
         matrix, start = _vectors(embedder, [m.text for g in batch for m in g]), 0
         for members in batch:
-            found = _group_duplicates(s, members, matrix[start:start + len(members)], since, now, config,
-                                      lower, upper)
+            decide(members, matrix[start:start + len(members)])
             start += len(members)
-            memo.touch(found)
-            events += found
-        batch, texts = [], 0
+        batch.clear()
+
+    for key, members in groups.items():
+        if key in ready:  # (in order: the groups batched before it are decided first)
+            if batch:
+                flush()
+                texts = 0
+            decide(members, ready[key])
+            continue
+        batch.append(members)
+        texts += len(members)
+        if texts >= _PREFETCH:
+            flush()
+            texts = 0
+    if batch:
+        flush()
     return events
+
+
+def _filed(s, wanted: set[tuple], memo: _Memo) -> tuple[dict[tuple, tuple], set[tuple]]:
+    """The ``wanted`` groups as the snapshot's groups file has them (``index.neargroups``):
+    (key -> (its members read from the table, those the run lists left out, in ``_order``;
+    where each lies in the group's block; the block's vectors), for the groups whose vectors
+    can be believed; the groups of which the table has no candidates at all)."""
+    import numpy as np
+
+    from .rowscan import members_at, unlisted
+
+    near = memo.near
+    if near is None or near.table_rows != s.source.table.num_rows:
+        return {}, set()
+    blocks, none = {}, set()
+    for key in sorted(wanted):
+        found = near.block(key)
+        if found is not None:
+            blocks[key] = found
+        elif not near.holds(key):
+            none.add(key)
+    if not blocks:
+        return {}, none
+    rows = np.concatenate([b[0] for b in blocks.values()])
+    keep = unlisted(s, rows)
+    made, out, start, at = members_at(s.source.table, rows[keep]), {}, 0, 0
+    for key, (group_rows, vecs) in blocks.items():
+        mine = np.flatnonzero(keep[start:start + len(group_rows)])
+        out[key] = (made[at:at + len(mine)], mine, vecs)
+        start, at = start + len(group_rows), at + len(mine)
+    return out, none
+
+
+def _merge_filed(filed: dict[tuple, tuple], groups: dict[tuple, list], embedder, ready: dict) -> None:
+    """Each of the ``filed`` groups as ``groups`` then holds it: the members read from the
+    table merged in ``_order`` with those listed (``groups``' own, built, in ``_order``),
+    and its vectors into ``ready``: the table's from the file, the listed ones' looked up."""
+    import numpy as np
+
+    listed = [m for key in filed for m in groups.get(key, ())]
+    looked = _vectors(embedder, [m.text for m in listed])
+    start = 0
+    for key, (made, mine, vecs) in filed.items():
+        built = groups.get(key, [])
+        places = [bisect_left(made, _order(m), key=_order) for m in built]
+        merged = list(made)
+        for offset, (place, m) in enumerate(zip(places, built, strict=True)):
+            merged.insert(place + offset, m)
+        # where each lies in the merged group: the table's members shifted past the built
+        # ones placed before them
+        shift = np.zeros(len(made) + 1, dtype=np.int64)
+        np.add.at(shift, places, 1)
+        table_at = np.arange(len(made), dtype=np.int64) + np.cumsum(shift)[:-1]
+        matrix = np.empty((len(merged), vecs.shape[1]), dtype=vecs.dtype)
+        matrix[table_at] = vecs[mine]
+        if built:
+            matrix[np.asarray(places, dtype=np.int64) + np.arange(len(built))] = looked[start:start + len(built)]
+        start += len(built)
+        groups[key] = merged
+        ready[key] = matrix
 
 
 def _now(s, m):
@@ -881,7 +973,8 @@ def _promote(s, now: str, config, memo: _Memo | None = None) -> list[dict]:
     return events
 
 
-def consolidate(state, *, now: str, config, embedder=None, mapper=map, keyer=None, filed=None) -> list[dict]:
+def consolidate(state, *, now: str, config, embedder=None, mapper=map, keyer=None, filed=None,
+                near=None) -> list[dict]:
     """The events one consolidation at ``now`` appends (without seq), in order.
 
     ``embedder`` defaults to the hashing embedder (no model) with its thresholds.
@@ -890,14 +983,16 @@ def consolidate(state, *, now: str, config, embedder=None, mapper=map, keyer=Non
     ``keyer(texts, derive)``: the update keys of the pool's texts, from a key cache
     (memstore.index.keycache) where it has them, else ``derive(texts)``; the same keys.
     ``filed``: the keys file (memstore.index.poolkeys) of the snapshot ``state`` was opened
-    from, whose postings the update stage reads for the records it covers; the same events.
+    from, whose postings the update stage reads for the records it covers; ``near``: its
+    near-duplicate groups file (memstore.index.neargroups) for ``embedder``, whose members
+    and vectors the near-duplicate stage reads for the groups it holds; the same events.
     """
     if embedder is None:
         from .embed import HashingEmbedder
 
         embedder = HashingEmbedder(config["embedder"]["hashing_dim"])
     work = Working.of(state)
-    memo = _Memo(mapper, keyer, filed)
+    memo = _Memo(mapper, keyer, filed, near)
     events: list[dict] = []
     while True:
         batch: list[dict] = []

@@ -166,8 +166,27 @@ def members(work, subjects: set[str]) -> list[Member]:
     table = work.source.table
     rows = np.flatnonzero(group_rows(table, subjects))
     listed = work.listed()
-    columns = [table.column(name).take(rows).to_pylist() for name in Member._fields]
-    return [m for m in map(Member._make, zip(*columns, strict=True)) if m.id not in listed]
+    return [m for m in members_at(table, rows) if m.id not in listed]
+
+
+def members_at(table, rows) -> list[Member]:
+    """The table's ``rows`` as ``Member`` values, in that order."""
+    import pyarrow as pa
+
+    at = pa.array(rows, type=pa.int64())
+    columns = [table.column(name).take(at).to_pylist() for name in Member._fields]
+    return list(map(Member._make, zip(*columns, strict=True)))
+
+
+def unlisted(work, rows):
+    """Which of the table's ``rows`` hold records ``work`` does not list (``members`` leaves
+    the others out: the run's listings scan them, as they are now), as a boolean array."""
+    import numpy as np
+
+    at = work.source._at(list(work.listed()))
+    listed = np.zeros(work.source.table.num_rows, dtype=bool)
+    listed[at[at >= 0]] = True
+    return ~listed[rows]
 
 
 class Axes(NamedTuple):

@@ -142,6 +142,10 @@ def consolidation(state, **kw) -> list[dict]:
         from .index.poolkeys import read
 
         kw["filed"] = read(*origin)
+        if kw.get("embedder") is not None:  # and its near-duplicate groups, of this embedder's vectors
+            from .index import neargroups
+
+            kw["near"] = neargroups.read(*origin, kw["embedder"])
     return consolidate(state, **kw) + ([mark] if mark else [])
 
 

@@ -103,26 +103,14 @@ def test_nightly_runs_from_any_snapshot_equal_the_whole_state(requests, every, s
     and from the whole."""
     log = MemLog()
     history = _history(requests)
-    night, n, taken = ts_after(history[0][0], 0.125), 0, None
 
-    def forget(when: int) -> None:
+    def forget(when: int, night: str) -> None:
         ids = [m.id for m in log.state.ordered()]
         for _n, i in (f for f in forgets if f[0] == when):
             log.append([{"op": "forget", "id": ids[i % len(ids)], "reason": "test"}], night)
 
-    while history:
-        for at, req in (h for h in history if h[0] <= night):
-            log.remember([req], at, CONFIG)
-        history = [h for h in history if h[0] > night]
-        if log.state.memories:
-            forget(n)
-        if n == snap and before:
-            taken = (parquet_bytes(log.state), len(log.events))
-        log.run(_marked, night, CONFIG, embedder=HASH)
-        if n == snap and not before:
-            taken = (parquet_bytes(log.state), len(log.events))
-        night, n = ts_after(night, every), n + 1
-    forget(14)
+    night, taken = nights(log, history, ts_after(history[0][0], 0.125), every, snap, before, forget)
+    forget(14, night)
     if taken is None:
         taken = (parquet_bytes(log.state), len(log.events))
     now = ts_after(night, later)
@@ -134,6 +122,27 @@ def test_nightly_runs_from_any_snapshot_equal_the_whole_state(requests, every, s
     part = _fold_partial(iter(log.events[taken[1]:]), base)
     assert _marked(part, now=now, config=CONFIG, embedder=HASH) == \
         _marked(log.state, now=now, config=CONFIG, embedder=HASH)
+
+
+def nights(log: MemLog, history: list, night: str, every: int, snap: int, before: bool, forget=None):
+    """Live ``history`` into ``log`` night after night from ``night`` (every ``every`` days):
+    its records, ``forget(n, night)`` when the log has records, then the marked run; the
+    snapshot's bytes and the log's length at night ``snap``, taken before that night's run or
+    after it. (the night after the last, (those bytes, that length) or None)."""
+    n, taken = 0, None
+    while history:
+        for at, req in (h for h in history if h[0] <= night):
+            log.remember([req], at, CONFIG)
+        history = [h for h in history if h[0] > night]
+        if forget is not None and log.state.memories:
+            forget(n, night)
+        if n == snap and before:
+            taken = (parquet_bytes(log.state), len(log.events))
+        log.run(_marked, night, CONFIG, embedder=HASH)
+        if n == snap and not before:
+            taken = (parquet_bytes(log.state), len(log.events))
+        night, n = ts_after(night, every), n + 1
+    return night, taken
 
 
 def test_a_snapshot_whose_only_new_record_is_forgotten_still_gets_its_mark():

@@ -252,11 +252,7 @@ DAMAGE = {
 
 @pytest.mark.parametrize("how", sorted(DAMAGE))
 def test_a_file_that_cannot_be_believed_is_not_read_and_verify_repairs_it(store, tmp_path, how, monkeypatch):
-    copy = tmp_path / "s"
-    shutil.copytree(store, copy)
-    snap, checksum = _latest(copy)
-    keys = poolkeys.path_of(snap)
-    keys.write_bytes(DAMAGE[how](keys.read_bytes()))
+    copy, snap, checksum, keys = damaged_copy(store, tmp_path, poolkeys.path_of, DAMAGE[how])
     assert poolkeys.read(snap, checksum) is None and poolkeys.problem(snap, checksum)
     layout = Layout(copy)
     config = load_config(layout.read_config_text())
@@ -266,10 +262,27 @@ def test_a_file_that_cannot_be_believed_is_not_read_and_verify_repairs_it(store,
     night = writes.consolidate(layout, now=_day(122), config=config, dry_run=True)
     whole = writes.run_stage(layout, writes.consolidation, now=_day(122), config=config, dry_run=True)
     assert seen[0] is None and night.events == whole.events
+    verify_reports_and_repair_deletes(copy, snap, keys, "snapshot keys file")
+
+
+def damaged_copy(store: Path, tmp_path: Path, path_of, damage) -> tuple[Path, Path, str, Path]:
+    """A copy of ``store`` whose newest snapshot's file ``path_of`` is damaged by ``damage``:
+    (the copy, its snapshot, the snapshot's checksum, the file)."""
+    copy = tmp_path / "s"
+    shutil.copytree(store, copy)
+    snap, checksum = _latest(copy)
+    path = path_of(snap)
+    path.write_bytes(damage(path.read_bytes()))
+    return copy, snap, checksum, path
+
+
+def verify_reports_and_repair_deletes(copy: Path, snap: Path, path: Path, said: str) -> None:
+    """`verify` reports the file at ``path`` beside ``snap`` (``said``), `--repair` deletes it
+    and keeps the snapshot, and `verify` is then clean."""
     code, out, _err = _run(copy, "verify")
-    assert code == 1 and str(keys) in out and "snapshot keys file" in out and "--repair deletes it" in out
-    code, out, _err = _run(copy, "verify", "--repair")
-    assert not keys.exists() and snap.exists()
+    assert code == 1 and str(path) in out and said in out and "--repair deletes it" in out
+    assert _run(copy, "verify", "--repair")[0] == 0
+    assert not path.exists() and snap.exists()
     assert _run(copy, "verify")[:2] == (0, "")
 
 
@@ -286,17 +299,24 @@ def test_verify_finds_keys_that_differ_from_the_snapshots_rows(store, tmp_path):
 
 
 def test_the_keys_of_a_snapshot_that_is_gone_are_reported_and_go_with_it(store, tmp_path):
+    companion_goes_with_its_snapshot(store, tmp_path, poolkeys.path_of, "the keys of a snapshot that is gone")
+
+
+def companion_goes_with_its_snapshot(store: Path, tmp_path: Path, path_of, said: str) -> None:
+    """A file beside the newest snapshot (``path_of``) copied beside a snapshot that is gone is
+    reported (``said``) and deleted by `verify --repair`; the snapshot damaged, it is deleted
+    with the snapshot."""
     copy = tmp_path / "s"
     shutil.copytree(store, copy)
     snap, _checksum = _latest(copy)
-    orphan = snap.with_name("state-000000000001.keys")
-    shutil.copy(poolkeys.path_of(snap), orphan)
+    orphan = path_of(snap.with_name("state-000000000001.parquet"))
+    shutil.copy(path_of(snap), orphan)
     code, out, _err = _run(copy, "verify")
-    assert code == 1 and "the keys of a snapshot that is gone" in out
+    assert code == 1 and said in out
     assert _run(copy, "verify", "--repair")[0] == 0 and not orphan.exists()
-    snap.write_bytes(snap.read_bytes()[:100])  # a damaged snapshot: deleted with its keys
+    snap.write_bytes(snap.read_bytes()[:100])  # a damaged snapshot: deleted with its companions
     assert _run(copy, "verify", "--repair")[0] == 0
-    assert not snap.exists() and not poolkeys.path_of(snap).exists()
+    assert not snap.exists() and not path_of(snap).exists()
     assert _run(copy, "verify")[:2] == (0, "")
 
 
@@ -320,7 +340,7 @@ def test_snapshots_keep_the_keys_of_those_kept_grown_from_the_last(store, tmp_pa
     assert len(grown) == 3 and all(g is not None for g in grown)
     names = sorted(p.name for p in (copy / "snapshots").iterdir())
     kept = [n for n in names if n.endswith(".parquet")]
-    assert len(kept) == 2 and names == sorted(kept + [n.replace(".parquet", e) for n in kept for e in (".keys", ".order")])
+    assert len(kept) == 2 and names == sorted(kept + [n.replace(".parquet", e) for n in kept for e in (".keys", ".near", ".order")])
     assert _run(copy, "verify")[:2] == (0, "")
 
 

@@ -127,11 +127,13 @@ def _index(layout: Layout, now: str, cache_dir: Path | None) -> dict:
 
 
 def _snapshot(layout: Layout, now: str, cache_dir: Path | None) -> dict:
+    from ..index.embcache import CachedEmbedder, EmbeddingCache
     from ..index.keycache import KeyCache
     from ..store.snapshot import take_snapshot
 
-    _open(layout)
-    taken = take_snapshot(layout, keyer=KeyCache(cache_dir).keys)
+    inner = _embedder(_open(layout))  # (named only: the groups' vectors are read from the cache)
+    taken = take_snapshot(layout, keyer=KeyCache(cache_dir).keys,
+                          embedder=CachedEmbedder(inner, EmbeddingCache(cache_dir, inner.name, inner.dim)))
     return {"snapshot": Path(taken.path).relative_to(layout.root).as_posix(), "seq": taken.seq,
             "rows": taken.rows}
 

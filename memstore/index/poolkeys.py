@@ -37,7 +37,7 @@ from pathlib import Path
 from ..beliefs.candidates import looked_up
 from ..beliefs.frame import KEYS_VERSION, keys_of
 from ..codec import dumps
-from ..store.fs import read_headed, write_atomic
+from ..store.fs import arrays, read_headed, write_atomic
 
 FORMAT = "memstore-poolkeys/1"
 _UPDATABLE = ("active", "expired")  # (consolidate's ``_UPDATABLE``; a test holds them equal)
@@ -222,21 +222,14 @@ class PoolKeys:
         import numpy as np
 
         r, k, p = head["records"], head["keys"], head["postings"]
-        at = 0
-
-        def take(dtype, count):
-            nonlocal at
-            out = np.frombuffer(body, dtype=dtype, count=count, offset=at)
-            at += out.nbytes
-            return out
-
+        take = arrays(body)
         self.table_rows = head["table_rows"]
         self.rows = take("<u4", r).astype(np.int64)
         self.hashes = take("<u8", k)
         self.name_at = take("<u8", k + 1).astype(np.int64)
         self.post_at = take("<u8", k + 1).astype(np.int64)
         self.postings_at = take("<u4", p)
-        self.names = bytes(body[at:at + head["names"]])
+        self.names = bytes(body[take.at():take.at() + head["names"]])
 
     def _sound(self) -> bool:
         """The bounds a reader relies on (the sha256 held: a file made so on purpose is not

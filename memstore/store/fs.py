@@ -74,11 +74,17 @@ def temp_path(path: Path) -> Path:
 
 def write_atomic(path: Path, data: bytes) -> None:
     """Write a whole file so that readers see the old or the new version, never a mix."""
+    write_atomic_with(path, lambda fd: write_all(fd, data))
+
+
+def write_atomic_with(path: Path, fill) -> None:
+    """``write_atomic`` of what ``fill(fd)`` writes to the open file (a file too large to
+    hold in memory whole)."""
     tmp = temp_path(path)
     try:
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, FILE_MODE)
         try:
-            write_all(fd, data)
+            fill(fd)
             os.fsync(fd)
         finally:
             os.close(fd)
@@ -185,6 +191,23 @@ def read_regular(path) -> bytes:
             return fh.read()
     finally:
         os.close(fd)
+
+
+def arrays(buffer):
+    """``take(dtype, count)``: the next ``count`` items of ``dtype`` in ``buffer``, one array
+    after another (a derived file's body), and ``take.at()``: how far it has read."""
+    import numpy as np
+
+    at = 0
+
+    def take(dtype, count):
+        nonlocal at
+        out = np.frombuffer(buffer, dtype=dtype, count=count, offset=at)
+        at += out.nbytes
+        return out
+
+    take.at = lambda: at
+    return take
 
 
 def read_headed(path) -> tuple[dict, memoryview] | str | None:

@@ -15,6 +15,7 @@ LOG_NAME = re.compile(r"^\d{4}-\d{2}\.jsonl$")  # log/YYYY-MM.jsonl
 SNAPSHOT_NAME = re.compile(r"^state-(\d{12})\.parquet$")  # snapshots/state-<seq>.parquet
 KEYS_NAME = re.compile(r"^state-(\d{12})\.keys$")  # beside it, its update pool's keys (index.poolkeys)
 ORDER_NAME = re.compile(r"^state-(\d{12})\.order$")  # and the order of its ids (store.idorder)
+NEAR_NAME = re.compile(r"^state-(\d{12})\.near$")  # and its near-duplicate groups (index.neargroups)
 INDEXES = ("records", "lexical", "vectors")
 # The names memstore itself puts at a store's top level, with the kind each must be. A
 # directory holding anything else (and no log/) is someone's project, not a store: it is

@@ -233,14 +233,16 @@ def _table(memories: list):
 
 
 def write_snapshot(layout: Layout, state: State, position: tuple[str, int] | None,
-                   keyer=None) -> tuple[Path, int]:
+                   keyer=None, embedder=None) -> tuple[Path, int]:
     """(the snapshot written, its row count). Beside it go the order of its ids
-    (``store.idorder``) and its update pool's keys (``index.poolkeys``; ``keyer``: where they
-    are looked up first, the key cache); either is left out when it cannot be written (an
-    open then sorts the ids, a night takes the keys from the cache, as without them)."""
+    (``store.idorder``), its update pool's keys (``index.poolkeys``; ``keyer``: where they
+    are looked up first, the key cache) and its near-duplicate groups with their vectors
+    (``index.neargroups``; ``embedder``: whose ``cached`` vectors, the embedding cache's;
+    None: no such file); each is left out when it cannot be written (an open then sorts the
+    ids, a night takes the keys and vectors from the caches, as without them)."""
     ensure_dir(layout.snapshots_dir)
     from ..errors import StoreError
-    from ..index import poolkeys
+    from ..index import neargroups, poolkeys
     from ..index.manifest import read_manifest
     from .anchor import anchor_for
 
@@ -258,6 +260,13 @@ def write_snapshot(layout: Layout, state: State, position: tuple[str, int] | Non
         poolkeys.write(path, table, checksum, keyer, None if found is None else (found, source.table))
     except (OSError, StoreError):
         _drop(poolkeys.path_of(path))  # (not another snapshot's keys by that name)
+    # (likewise its groups' vectors are copied from the last snapshot's, where they hold)
+    near = neargroups.read(*source.origin, embedder) \
+        if embedder is not None and getattr(source, "origin", None) is not None else None
+    try:
+        neargroups.write(path, table, checksum, embedder, None if near is None else (near, source.table))
+    except (OSError, StoreError):
+        _drop(neargroups.path_of(path))
     ours = [p for _seq, p in snapshot_files(layout) if p.is_file()]  # never a directory or FIFO
     for old in ours[:-KEEP]:
         old.unlink(missing_ok=True)
@@ -267,10 +276,11 @@ def write_snapshot(layout: Layout, state: State, position: tuple[str, int] | Non
 
 def companions(snapshot: Path) -> tuple[Path, ...]:
     """The derived files written beside a snapshot, which go when it goes: its id order
-    (``store.idorder``) and its update pool's keys (``index.poolkeys``)."""
-    from ..index import poolkeys
+    (``store.idorder``), its update pool's keys (``index.poolkeys``) and its near-duplicate
+    groups (``index.neargroups``)."""
+    from ..index import neargroups, poolkeys
 
-    return idorder.path_of(snapshot), poolkeys.path_of(snapshot)
+    return idorder.path_of(snapshot), poolkeys.path_of(snapshot), neargroups.path_of(snapshot)
 
 
 def drop_companions(snapshot: Path) -> None:
@@ -317,11 +327,12 @@ class Taken(NamedTuple):
     rows: int
 
 
-def take_snapshot(layout: Layout, keyer=None) -> Taken:
+def take_snapshot(layout: Layout, keyer=None, embedder=None) -> Taken:
     """Fold the log and write the snapshot, under the store lock: no append may land
     between the fold and the log position recorded with it. From the last usable snapshot,
     only the records the log after it touches are built (``store.open.by_id``); the other
-    rows are the old snapshot's (``state_table``). ``keyer``: see ``write_snapshot``."""
+    rows are the old snapshot's (``state_table``). ``keyer``, ``embedder``: see
+    ``write_snapshot``."""
     from .fs import exclusive_lock
     from .log import position_after
     from .open import by_id, load_state
@@ -329,7 +340,7 @@ def take_snapshot(layout: Layout, keyer=None) -> Taken:
     layout.create()
     with exclusive_lock(layout.lock_path):
         state, _ = load_state(layout, keep=by_id)
-        path, rows = write_snapshot(layout, state, position_after(layout), keyer)
+        path, rows = write_snapshot(layout, state, position_after(layout), keyer, embedder)
         return Taken(path, state.seq, rows)
 
 

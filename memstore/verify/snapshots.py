@@ -12,12 +12,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..codec import JSONDecodeError, loads
+from ..index.neargroups import path_of as near_path
 from ..index.poolkeys import path_of as pool_keys_path
 from ..model import memory_to_dict
 from ..store import idorder
 from ..store.anchor import anchor_problem
 from ..store.fs import temp_writer
-from ..store.layout import KEYS_NAME, LOG_NAME, ORDER_NAME, SNAPSHOT_NAME, Layout
+from ..store.layout import KEYS_NAME, LOG_NAME, NEAR_NAME, ORDER_NAME, SNAPSHOT_NAME, Layout
 from ..store.snapshot import (
     read_snapshot,
     release_unused,
@@ -41,6 +42,7 @@ class _Snap:
     error: str | None = None
     pool_keys: str | None = None  # what is wrong with its keys file (index.poolkeys), if anything
     order: str | None = None  # what is wrong with its id order (store.idorder), if anything
+    near: str | None = None  # what is wrong with its near-duplicate groups (index.neargroups), if anything
 
 
 def read_snapshots(layout: Layout) -> tuple[list[_Snap], list[Finding]]:
@@ -53,9 +55,9 @@ def read_snapshots(layout: Layout) -> tuple[list[_Snap], list[Finding]]:
         path = layout.snapshots_dir / name
         if SNAPSHOT_NAME.match(name) or temp_writer(name) is not None or not path.is_file():
             continue
-        if KEYS_NAME.match(name) or ORDER_NAME.match(name):
+        if KEYS_NAME.match(name) or ORDER_NAME.match(name) or NEAR_NAME.match(name):
             if not path.with_suffix(".parquet").is_file():
-                what = "keys" if name.endswith(".keys") else "id order"
+                what = {".keys": "keys", ".order": "id order", ".near": "near-duplicate groups"}[path.suffix]
                 found.append(Finding(path, 0, f"the {what} of a snapshot that is gone: memstore ignores it; "
                                      "--repair deletes it", "snapshot", "delete"))
             continue
@@ -71,6 +73,7 @@ def read_snapshots(layout: Layout) -> tuple[list[_Snap], list[Finding]]:
             snap.marks = dict(state.marks)
             snap.pool_keys = _pool_keys_problem(path, meta, state)
             snap.order = _order_problem(path, state)
+            snap.near = _near_problem(path, meta, state)
         except Exception as exc:  # any damage: pyarrow, metadata, rows
             snap.error = f"{type(exc).__name__}: {exc}"[:200]
         snaps.append(snap)
@@ -96,6 +99,32 @@ def _pool_keys_problem(path: Path, meta: dict, state) -> str | None:
         return why
     if read_regular(keys) != poolkeys.build(state_table(state), meta["checksum"], bounded=False):
         return "holds other keys than the snapshot's rows have"
+    return None
+
+
+def _near_problem(path: Path, meta: dict, state) -> str | None:
+    """What is wrong with the near-duplicate groups beside the snapshot at ``path`` (None:
+    nothing, or there is none): it must be readable, of this snapshot, sound, list exactly the
+    snapshot's groups with their rows in order, and its vectors must match their digests.
+    (Whether they are the embedder's vectors for those texts is not checked: that would be
+    embedding them again; a night reads the cache's own vectors, as the file was made from.)"""
+    import numpy as np
+
+    from ..index import neargroups
+    from ..store.snapshot import state_table
+
+    if not os.path.lexists(neargroups.path_of(path)):
+        return None
+    why = neargroups.problem(path, meta.get("checksum"))
+    if why is not None:
+        return why
+    near = neargroups.read(path, meta.get("checksum"))
+    groups, starts, rows = neargroups.grouped(state_table(state))
+    if list(near.index) != groups or not np.array_equal(near.starts, starts) or not np.array_equal(near.rows, rows):
+        return "holds other groups than the snapshot's rows make"
+    damaged = near.damaged()
+    if damaged:
+        return f"holds vectors that do not match their digest ({len(damaged)} group(s), damaged)"
     return None
 
 
@@ -154,6 +183,10 @@ def check_snapshots(layout: Layout, snaps: list[_Snap], fold: Fold, report: Repo
                 report.findings.append(Finding(idorder.path_of(snap.path), 0, f"snapshot id order {snap.order}: "
                                                "it is not used; --repair deletes it (a cache: no answer changes)",
                                                "snapshot", "delete"))
+            if snap.near:
+                report.findings.append(Finding(near_path(snap.path), 0, f"snapshot near-duplicate groups {snap.near}: "
+                                               "consolidate does not use what fails its checks; --repair deletes it "
+                                               "(a cache: no answer changes)", "snapshot", "delete"))
 
 
 def _snapshot_problem(layout: Layout, snap: _Snap, fold: Fold, head: int) -> str | None:
