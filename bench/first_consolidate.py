@@ -152,12 +152,12 @@ if __name__ == "__main__":  # (the workers are spawned: they import this module 
 
 
 def measure(src: Path, store: Path, cache: Path, now: str, jobs: int, scratch: Path, stages: bool,
-            collector: bool = False, keys: tuple[str, bytes] | None = None) -> dict:
+            collector: bool = False, files: list[Path] = ()) -> dict:
     copy = scratch / "store"
     shutil.rmtree(copy, ignore_errors=True)
     shutil.copytree(store, copy)
-    if keys is not None:  # (--pool-keys: as `memstore snapshot` leaves it beside the snapshot)
-        (copy / "snapshots" / keys[0]).write_bytes(keys[1])
+    for made in files:  # (--pool-keys, --near-groups: as `memstore snapshot` leaves them)
+        shutil.copyfile(made, copy / "snapshots" / made.name)
     script = scratch / "child.py"
     script.write_text(CHILD)
     env = {**os.environ, "SRC": str(src), "MEMSTORE_CACHE_DIR": str(cache), "STAGES": "1" if stages else "",
@@ -184,17 +184,22 @@ def main() -> None:
     p.add_argument("--pool-keys", action="store_true",
                    help="give the store's newest snapshot its keys file (memstore.index.poolkeys, as `memstore "
                         "snapshot` writes it) in each copy, when it has none: a store snapshotted before 0.12.14")
+    p.add_argument("--near-groups", action="store_true",
+                   help="likewise its near-duplicate groups file (memstore.index.neargroups), from the embedding "
+                        "cache: a store snapshotted before 0.12.15")
     a = p.parse_args()
     if a.other is not None and not (a.other / "memstore" / "__init__.py").is_file():
         raise SystemExit(f"first_consolidate: --other {a.other} is not a memstore checkout (no memstore/__init__.py)")
     order = ["this"] * a.pairs if a.other is None else \
         [w for i in range(a.pairs) for w in (("other", "this") if i % 2 == 0 else ("this", "other"))]
     runs: dict[str, list[dict]] = {"this": [], "other": []}
-    keys = _pool_keys(a.store, a.cache) if a.pool_keys else None
     with tempfile.TemporaryDirectory(prefix="first-consolidate-") as tmp:
+        # (made in a child process: this one stays small, and so do the runs it starts)
+        files = _made(a.store, a.cache, Path(tmp) / "made", [n for n, on in (("_pool_keys", a.pool_keys),
+                                                                             ("_near_groups", a.near_groups)) if on])
         for who in order:
             got = measure(HERE if who == "this" else a.other.resolve(), a.store, a.cache, a.now, a.jobs, Path(tmp),
-                          a.stages, a.collector and who == "this", keys)
+                          a.stages, a.collector and who == "this", files)
             runs[who].append(got)
             print(who, json.dumps(got), flush=True)
     if runs["other"]:
@@ -206,9 +211,22 @@ def main() -> None:
             print(f"{field}: this {this:.1f} / other {other:.1f} = {ratio}")
 
 
-def _pool_keys(store: Path, cache: Path) -> tuple[str, bytes] | None:
-    """(the name, the bytes) of the keys file of the store's newest snapshot, built from it
-    with the key cache; None when it has one already (or no snapshot)."""
+def _made(store: Path, cache: Path, into: Path, makers: list[str]) -> list[Path]:
+    """The files ``makers`` (functions of this module) write into ``into`` for the store's
+    newest snapshot, made in a child process."""
+    if not makers:
+        return []
+    into.mkdir()
+    code = (f"import sys; sys.path.insert(0, {str(HERE)!r}); sys.path.insert(0, {str(HERE / 'bench')!r}); "
+            "import first_consolidate as f; from pathlib import Path; "
+            + "; ".join(f"f.{m}(Path({str(store)!r}), Path({str(cache)!r}), Path({str(into)!r}))" for m in makers))
+    subprocess.run([sys.executable, "-c", code], check=True)
+    return sorted(into.iterdir())
+
+
+def _pool_keys(store: Path, cache: Path, into: Path) -> None:
+    """Write into ``into`` the keys file of the store's newest snapshot, built from it with
+    the key cache, when it has none (and a snapshot)."""
     import pyarrow.parquet as pq
 
     from memstore.index import poolkeys
@@ -218,11 +236,37 @@ def _pool_keys(store: Path, cache: Path) -> tuple[str, bytes] | None:
 
     found = snapshot_files(Layout(store))
     if not found or poolkeys.path_of(found[-1][1]).exists():
-        return None
+        return
     path = found[-1][1]
     data = poolkeys.build(pq.read_table(path), read_header(path)[1]["checksum"], KeyCache(cache).keys)
+    (into / poolkeys.path_of(path).name).write_bytes(data)
     print(f"pool keys: {poolkeys.path_of(path).name}, {len(data):,} bytes, written into each copy", flush=True)
-    return poolkeys.path_of(path).name, data
+
+
+def _near_groups(store: Path, cache: Path, into: Path) -> None:
+    """Write into ``into`` the near-duplicate groups file of the store's newest snapshot,
+    built from it with the embedding cache, when it has none (and a snapshot, and a group)."""
+    import pyarrow.parquet as pq
+
+    from memstore.config import load_config
+    from memstore.embed import make_embedder
+    from memstore.index import neargroups
+    from memstore.index.embcache import CachedEmbedder, EmbeddingCache
+    from memstore.store.layout import Layout
+    from memstore.store.snapshot import read_header, snapshot_files
+
+    layout = Layout(store)
+    found = snapshot_files(layout)
+    if not found or neargroups.path_of(found[-1][1]).exists():
+        return
+    path = found[-1][1]
+    inner = make_embedder(load_config(layout.read_config_text()))
+    data = neargroups.build(pq.read_table(path), read_header(path)[1]["checksum"],
+                            CachedEmbedder(inner, EmbeddingCache(cache, inner.name, inner.dim)))
+    if data is None:
+        return
+    (into / neargroups.path_of(path).name).write_bytes(data)
+    print(f"near groups: {neargroups.path_of(path).name}, {len(data):,} bytes, written into each copy", flush=True)
 
 
 if __name__ == "__main__":
