@@ -231,10 +231,11 @@ def test_a_night_reads_its_groups_from_the_file_over_rounds_with_members_built_s
     """Long-term beliefs in the snapshot, one of them repeated after it (built, and in its
     group) beside a new one, then a night that repeats two and contradicts one, its update stage left out (it
     builds the older records it ranks, which then are listed: this night reads them from the
-    file). The groups come from the file, with the cache's vectors for the built and the new
-    records only; a second round decides them again from what the first kept; and every
-    group is decided with the members and vectors of the night without the file and of the
-    whole state."""
+    file), with an episode on either side of a repeat (compared only within its day) and the
+    groups' first and last members in opposite orders (decided by the first). The groups come
+    from the file, with the cache's vectors for the built and the new records only; a second
+    round decides them again from what the first kept; and every group is decided with the
+    members and vectors of the night without the file and of the whole state."""
     services = ["auth", "search", "mail", "chat", "video", "maps", "news", "shop", "docs", "wiki"]
     clients = ["acme", "globex", "initech", "umbrella", "hooli", "stark", "wayne", "tyrell"]
     older = [{"text": f"The {name} service deploys from the {branch} branch", "subject": "deploys", "kind": "note",
@@ -243,16 +244,26 @@ def test_a_night_reads_its_groups_from_the_file_over_rounds_with_members_built_s
     older += [{"text": f"The {name} account is billed {when}", "subject": "billing", "kind": "note", "tier": "long",
                "domain": "finance"} for name, when in zip(clients, ["monthly", "weekly"] * 4, strict=True)]
     older.append({"text": "We deploy on Fridays", "subject": "deploys", "kind": "decision", "tier": "long"})
+    # (an episode, and a note an episode repeats: compared only with what happened on their day)
+    older += [{"text": "The deploy pipeline broke on Friday", "subject": "deploys", "kind": "incident", "tier": "long"},
+              {"text": "The billing export failed at night", "subject": "billing", "kind": "note", "tier": "long",
+               "domain": "finance"}]
     now = "2026-01-06T00:00:00Z"
     log, _base, cut = _snapshot_after_a_night(older, now)
     snapshot = parquet_bytes(log.state)
     log.remember([{"text": "The maps service deploys from the trunk branch", "subject": "deploys", "kind": "note",
                    "tier": "long"}, {"text": "The chat service deploys from the trunk branch", "subject": "deploys",
                                      "kind": "note", "tier": "long"}], "2026-01-03T10:00:00Z", CONFIG)
-    log.remember([{"text": "The chat service deploys from the trunk branch!", "subject": "deploys", "kind": "note"},
-                  {"text": "We never deploy on Fridays", "subject": "deploys", "kind": "decision"},
+    # (the billing group's records first: its last member is then older than the deploys
+    # group's, whose first member is older than its own)
+    log.remember([{"text": "The billing export failed at night!", "subject": "billing", "kind": "incident",
+                   "domain": "finance"},
                   {"text": "The acme account is billed monthly.", "subject": "billing", "kind": "note",
-                   "domain": "finance"}], "2026-01-05T10:00:00Z", CONFIG)
+                   "domain": "finance"},
+                  {"text": "The chat service deploys from the trunk branch!", "subject": "deploys", "kind": "note"},
+                  {"text": "We never deploy on Fridays", "subject": "deploys", "kind": "decision"},
+                  {"text": "The deploy pipeline broke on Friday!", "subject": "deploys", "kind": "note"}],
+                 "2026-01-05T10:00:00Z", CONFIG)
     monkeypatch.setattr(c, "_updates", lambda *a: [])
     merged = []
     inner = c._merge_filed
@@ -270,7 +281,8 @@ def test_a_night_reads_its_groups_from_the_file_over_rounds_with_members_built_s
     assert len(merged) == 1 and all(merged[0].values())  # (each group's older members read from the file)
     assert set(looked) == {"The maps service deploys from the trunk branch", "The chat service deploys from the trunk "
                            "branch", "The chat service deploys from the trunk branch!", "We never deploy on Fridays",
-                           "The acme account is billed monthly."}
+                           "The acme account is billed monthly.", "The billing export failed at night!",
+                           "The deploy pipeline broke on Friday!"}
     decided.clear()
     part, _near, _e = _with_file(log, snapshot, cut, now, texts, tmp_path)
     without = c.consolidate(part, now=now, config=CONFIG, embedder=embedder)
