@@ -1109,6 +1109,10 @@ def consolidate(state, *, now: str, config, embedder=None, mapper=map, keyer=Non
         embedder = HashingEmbedder(config["embedder"]["hashing_dim"])
     work = Working.of(state)
     memo = _Memo(mapper, keyer, filed, near)
+    if near is not None:  # (its groups of the day's records checked on a thread meanwhile)
+        mark = work.marks.get("consolidate", 0)
+        near.check_ahead({(m.domain or "", m.subject) for m in dict.values(work.memories)
+                          if m.seq > mark and m.subject is not None and m.level == "raw"})
     events: list[dict] = []
     while True:
         batch: list[dict] = []

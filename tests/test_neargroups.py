@@ -155,6 +155,26 @@ def test_vectors_copied_from_the_last_file_are_those_of_the_same_rows_and_texts(
             neargroups.build(new, "d" * 64, embedder)  # (tables that do not line up: nothing copied)
 
 
+def test_groups_checked_ahead_on_a_thread_are_believed_only_when_their_digest_holds():
+    """``check_ahead`` (a night checks its groups while it ranks updates): a group whose
+    vectors were damaged is then not read; the others are, as ``block`` alone reads them."""
+    table = pa.table({"id": ["m1", "m2", "m3", "m4"], "status": ["active"] * 4, "level": ["raw"] * 4,
+                      "domain": pa.nulls(4, pa.string()), "subject": ["a", "a", "b", "b"],
+                      "occurred_at": ["2026-01-01"] * 4, "seq": [1, 2, 3, 4], "text": ["w", "x", "y", "z"]})
+    embedder = _cached(["w", "x", "y", "z"])
+    with tempfile.TemporaryDirectory() as tmp:
+        snap = Path(tmp) / "state-000000000004.parquet"
+        data = bytearray(neargroups.build(table, "c" * 64, embedder))
+        data[-1] ^= 0x40  # (group b's last vector, its last float's sign and exponent)
+        neargroups.path_of(snap).write_bytes(bytes(data))
+        ahead = neargroups.read(snap, "c" * 64, embedder)
+        ahead.check_ahead({("", "a"), ("", "b"), ("", "nowhere")})
+        alone = neargroups.read(snap, "c" * 64, embedder)
+        assert ahead.block(("", "b")) is None is alone.block(("", "b"))
+        assert np.array_equal(ahead.block(("", "a"))[1], alone.block(("", "a"))[1])
+        assert ahead.block(("", "a"))[0].tolist() == [0, 1] and ahead.damaged() == [("", "b")]
+
+
 def test_the_bytes_do_not_depend_on_the_order_of_the_rows_or_the_vectors_alignment():
     """The same groups from rows in another order: the same bytes; the vectors start on a
     64-byte boundary of the file whatever the header's length."""

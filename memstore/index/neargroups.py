@@ -292,7 +292,8 @@ class NearGroups:
         self._names, self._vectors_at, self._n, self._held = names, vectors_at, n, head["vectors"]
         self._vectors = None
         self._vec_at = None  # where each group's vectors start (``_vector_starts``), once sound
-        self._checked: dict[int, bool] = {}
+        self._checked: dict[int, bool] = {}  # group -> whether its vectors match their digest
+        self._ahead = None  # the thread of ``check_ahead``, until ``block`` has waited for it
         self.index: dict[tuple[str, str], int] = {}
 
     def _sound(self) -> bool:
@@ -325,6 +326,20 @@ class NearGroups:
         """(the group's rows, in consolidate's order; its vectors, a read-only map of the file)
         when the file holds the group ``key`` with its vectors and they match their digest,
         else None."""
+        if self._ahead is not None:  # (what ``check_ahead`` checks is read once it is done)
+            self._ahead.join()
+            self._ahead = None
+        found = self._span(key)
+        if found is None:
+            return None
+        g, a, z, vecs = found
+        ok = self._checked.get(g)
+        if ok is None:
+            ok = self._checked[g] = self._holds(g, vecs)
+        return (self.rows[a:z], vecs) if ok else None
+
+    def _span(self, key):
+        """(the group's index, where its rows start and end, its vectors) when it has them."""
         import numpy as np
 
         g = self.index.get(key)
@@ -335,11 +350,27 @@ class NearGroups:
                                       shape=(self._held, self.dim)) if self._held else np.zeros((0, self.dim), "<f4")
         a, z = int(self.starts[g]), int(self.starts[g + 1])
         va = int(self._vec_at[g])  # (set by _sound, as every file read is)
-        vecs = self._vectors[va:va + z - a]
-        ok = self._checked.get(g)
-        if ok is None:
-            ok = self._checked[g] = hashlib.sha256(vecs).digest() == self.digests[32 * g:32 * g + 32]
-        return (self.rows[a:z], vecs) if ok else None
+        return g, a, z, self._vectors[va:va + z - a]
+
+    def _holds(self, g: int, vecs) -> bool:
+        return hashlib.sha256(vecs).digest() == self.digests[32 * g:32 * g + 32]
+
+    def check_ahead(self, keys) -> None:
+        """Check the digests of these groups' vectors on a thread (hashing lets go of the
+        interpreter), while the caller does other work: a night checks its groups during its
+        update stage (0.14 s of reading and hashing 223 MB at 1M). ``block`` waits for it."""
+        import threading
+
+        spans = [found for key in sorted(keys) if (found := self._span(key)) is not None]
+        if not spans:
+            return
+
+        def run() -> None:
+            for g, _a, _z, vecs in spans:
+                self._checked[g] = self._holds(g, vecs)
+
+        self._ahead = threading.Thread(target=run, daemon=True)
+        self._ahead.start()
 
     def damaged(self) -> list[tuple[str, str]]:
         """The groups whose vectors do not match their digest (verify reads them all)."""
