@@ -1017,11 +1017,12 @@ def _promote(s, now: str, config, memo: _Memo | None = None) -> list[dict]:
     if written is None or memo.group_of is None:  # every group (a run's first round)
         scan = listing
         if source:  # (from a snapshot, the records a run opened with and wrote are listed; the
-            # others are read from columns, ``rowscan.shorts``, and scanned in the same order)
-            from .rowscan import loud_shorts, shorts
+            # others are read from columns, ``rowscan.shorts``, and scanned in the same order:
+            # those promote can decide anything of, ``rowscan.grouped_shorts``)
+            from .rowscan import grouped_shorts, loud_shorts, shorts
 
-            light = shorts(s)
             loud = loud_shorts(s, c["min_confidence"], c["min_occurrences"], c["salience_floor"], weights)
+            light = shorts(s, grouped_shorts(s, {_group_key(m) for m in listing}, loud))
             if memo is not None:
                 memo.shorts, memo.loud = light, loud
             scan = merge(listing, light, key=_CANONICAL)
@@ -1040,7 +1041,9 @@ def _promote(s, now: str, config, memo: _Memo | None = None) -> list[dict]:
         group_of, redo = memo.group_of, set()
         for i in set(written[memo.promoted:]):
             key = group_of.get(i)
-            if key is None and short(m := s.memories[i]):  # (none joins a listing in a run: kept safe)
+            # (a record read from columns alone in its group, not made into a value, gets its
+            # key when written: its group is itself; none joins a listing in a run: kept safe)
+            if key is None and short(m := s.memories[i]):
                 key = group_of[i] = _group_key(m)
             if key is not None:
                 redo.add(key)

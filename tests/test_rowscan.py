@@ -10,6 +10,7 @@ from __future__ import annotations
 import tempfile
 from pathlib import Path
 
+import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -50,6 +51,14 @@ def _state(records: list[dict], mark: int = 0) -> State:
                    conflicts_with=tuple(f"m{j:015x}" for j in r["conflicts"] if j < len(records)))
         memories[m.id] = m
     return State(memories=memories, seq=60, at="2027-01-01T00:00:00Z", marks={"consolidate": mark} if mark else {})
+
+
+def _opened(state: State, now: str) -> State:
+    """``state`` written as a snapshot and opened as a night at ``now`` opens it."""
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "state.parquet"
+        path.write_bytes(parquet_bytes(state))
+        return read_snapshot(path, keep=lambda table, marks: rows(table, marks, now))[0]
 
 
 def _table(state: State):
@@ -150,10 +159,7 @@ def test_short_term_records_read_from_columns_are_the_records_fields(records, ma
     the fields its record has (its salience's axes, its conflicts as a tuple)."""
     state = _state(records, mark)
     now = "2027-01-01T00:00:00Z"
-    with tempfile.TemporaryDirectory() as tmp:
-        path = Path(tmp) / "state.parquet"
-        path.write_bytes(parquet_bytes(state))
-        part, _meta = read_snapshot(path, keep=lambda table, marks: rows(table, marks, now))
+    part = _opened(state, now)
     work = Working.of(part)
     listed = work.listed()
     got = shorts(work)
@@ -188,10 +194,7 @@ def test_the_short_term_records_kept_alone_are_those_composite_keeps(drawn, leas
     state = _state([{**r, "salience": axes, "confidence": c, "expires": None,
                      **({"status": "active", "tier": "short", "level": "raw", "retired": False} if i % 4 else {})}
                     for i, (r, axes, c) in enumerate(drawn)], mark=60)
-    with tempfile.TemporaryDirectory() as tmp:
-        path = Path(tmp) / "state.parquet"
-        path.write_bytes(parquet_bytes(state))
-        part, _meta = read_snapshot(path, keep=lambda table, marks: rows(table, marks, "2027-01-01T00:00:00Z"))
+    part = _opened(state, "2027-01-01T00:00:00Z")
     work = Working.of(part)
     light = shorts(work)
     assert len(light) >= sum(1 for i in range(len(drawn)) if i % 4)  # (the short-term ones, from columns)
@@ -217,3 +220,59 @@ def test_the_pool_merges_its_built_records_into_the_tables_order(table, built, s
     got = _merged([i for _q, i in rows], [q for q, _i in rows], records).tolist()
     every = [(q, i) for q, i in rows] + [(m.seq, m.id) for m in records]
     assert [every[k] for k in got] == sorted(every)
+
+
+# promote's groups read from columns: texts that normalize alike (case, spaces, width), share
+# their first 60 characters, or differ; subjects empty or not; any domain
+short = st.fixed_dictionaries({
+    "text": st.sampled_from(["Lunch was pizza", "lunch  was PIZZA ", "Ｌｕｎｃｈ\u3000was pizza", "Lunch was pasta",
+                             "x" * 61 + "a", "X" * 61 + "b", "", " \x0b\x1c", "ünïcode\ttëxt", "ÜNÏCODE TËXT"]),
+    "subject": st.sampled_from([None, "", "food", "Food"]),
+    "domain": st.sampled_from([None, "", "eng"]),
+    "seq": st.integers(min_value=1, max_value=60),
+    "confidence": st.sampled_from([0.3, 0.8, 1.0]),
+    "mentions": st.integers(min_value=1, max_value=3),
+    "salience": st.lists(st.sampled_from([0.0, 0.5, 0.95]), min_size=7, max_size=7),
+    "tier": st.sampled_from(["short", "short", "short", "long"]),
+})
+
+
+def _shorts_state(drawn: list[dict], mark: int) -> State:
+    memories = {}
+    for i, r in enumerate(drawn):
+        m = Memory(id=f"m{i:015x}", text=r["text"], recorded_at="2026-12-01T00:00:00Z", occurred_at="2026",
+                   precision="year", seq=r["seq"], tier=r["tier"], subject=r["subject"], domain=r["domain"],
+                   confidence=r["confidence"], mention_count=r["mentions"], salience=Salience(*r["salience"]))
+        memories[m.id] = m
+    return State(memories=memories, seq=60, at="2027-01-01T00:00:00Z", marks={"consolidate": mark} if mark else {})
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(short, min_size=1, max_size=40), st.text(max_size=80))
+def test_promotes_group_keys_read_from_columns_are_its_records_keys(drawn, text):
+    """``group_keys`` of every row: consolidate's ``_group_key`` of its record (normalized
+    text for the rows without a subject, "" being none, any text)."""
+    from memstore.consolidate import _group_key
+    from memstore.rowscan import group_keys
+
+    drawn = [*drawn, {**drawn[0], "text": text, "subject": None}]
+    state = _shorts_state(drawn, 0)
+    table = _table(state)
+    got = zip(*(a.to_pylist() for a in group_keys(table, np.arange(table.num_rows))), strict=True)
+    assert list(got) == [_group_key(m) for m in state.ordered()]
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(short, min_size=1, max_size=40), st.integers(min_value=0, max_value=60))
+def test_promote_over_the_rows_its_groups_need_decides_as_over_every_record(drawn, mark):
+    """A night's promote reads from columns only the short-term rows in a group with another
+    (from columns or listed: created after the mark) or kept alone (``grouped_shorts``): the
+    events of promote over every record."""
+    import memstore.consolidate as c
+    from memstore.config import load_config
+
+    config = load_config(None)
+    state = _shorts_state(drawn, mark)
+    now = "2027-01-01T00:00:00Z"
+    part = _opened(state, now)
+    assert c._promote(Working.of(part), now, config, c._Memo()) == c._promote(state, now, config)
