@@ -78,9 +78,10 @@ class Pool(Sequence):
     judged as built (an int64 array; None: not read from a table)."""
 
     def __init__(self, ids: list[str], texts: list[str], recorded: list[str], get, rows=None,
-                 table_rows: int | None = None):
+                 table_rows: int | None = None, regular: bool | None = None):
         self.ids, self.texts, self.recorded, self._get = ids, texts, recorded, get
         self.rows, self.table_rows = rows, table_rows
+        self.regular = regular  # whether ``recorded`` never falls along the pool (None: not known)
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -94,6 +95,8 @@ def pool_of(work, pooled, updatable: tuple[str, ...]) -> Pool:
     ``pooled``: the table's rows that pass ``pooled_rows``, but for those built (judged by
     their record, as the run has it), in canonical order (seq, then id)."""
     import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
 
     table, have = work.source.table, work.memories
     rows = np.flatnonzero(pooled_rows(table, updatable))
@@ -106,15 +109,21 @@ def pool_of(work, pooled, updatable: tuple[str, ...]) -> Pool:
     built = sorted((m for m in dict.values(have) if pooled(m)), key=lambda m: (m.seq, m.id))
     ids = table.column("id").take(rows).to_pylist()
     texts = table.column("text").take(rows).to_pylist()
-    recorded = table.column("recorded_at").take(rows).to_pylist()
+    times = table.column("recorded_at").take(rows).combine_chunks()
+    recorded = times.to_pylist()
     seqs = table.column("seq").take(rows).to_numpy(zero_copy_only=False)
     order = _merged(ids, seqs, built)
     ids, texts, recorded = ids + [m.id for m in built], texts + [m.text for m in built], \
         recorded + [m.recorded_at for m in built]
     at = np.concatenate([rows.astype(np.int64), np.full(len(built), -1, dtype=np.int64)])[order]
+    # (whether the record times never fall along the pool, compared over the column: Arrow
+    # orders strings by their UTF-8 bytes, as Python's code points; a null is not regular)
+    times = pa.concat_arrays([times, pa.array([m.recorded_at for m in built], type=pa.string())]).take(
+        pa.array(order, type=pa.int64()))
+    regular = len(times) < 2 or pc.all(pc.fill_null(pc.less_equal(times[:-1], times[1:]), False)).as_py()
     order = order.tolist()
     return Pool([ids[i] for i in order], [texts[i] for i in order], [recorded[i] for i in order],
-                have.__getitem__, at, table.num_rows)
+                have.__getitem__, at, table.num_rows, bool(regular))
 
 
 def _merged(ids: list[str], seqs, built: list) -> object:

@@ -31,7 +31,8 @@ record = st.fixed_dictionaries({
     "outcome": st.sampled_from([None, None, "positive", "pending"]),
     "subject": st.sampled_from([None, "deploys", "billing", "Deploys", ""]),
     "text": st.sampled_from(["we deploy on fridays", "ünïcode tëxt", "", "billing is monthly"]),
-    "recorded": st.sampled_from(["2026-01-01T00:00:00Z", "2027-03-01T00:00:00Z"]),
+    "recorded": st.sampled_from(["2026-01-01T00:00:00Z", "2027-03-01T00:00:00Z", "2027-03-01T00:00:00.5Z",
+                                 "2027-03-01T00:00:00Zé"]),
     "expires": st.sampled_from([None, "", "2026-06-01T00:00:00Z", "2027-06-01T00:00:00Z"]),
     "confidence": st.sampled_from([0.0, 0.5, 0.7, 1.0]),
     "mentions": st.integers(min_value=1, max_value=3),
@@ -128,6 +129,8 @@ def test_the_pool_read_from_columns_is_the_pool_of_the_records(records, changes,
     assert pool.ids == [m.id for m in expected]
     assert pool.texts == [m.text for m in expected]
     assert pool.recorded == [m.recorded_at for m in expected]
+    times = [m.recorded_at for m in expected]
+    assert pool.regular is all(a <= b for a, b in zip(times, times[1:], strict=False))  # (compared over columns)
     assert list(pool) == expected  # (a record is built when asked for)
 
 
@@ -220,6 +223,21 @@ def test_the_pool_merges_its_built_records_into_the_tables_order(table, built, s
     got = _merged([i for _q, i in rows], [q for q, _i in rows], records).tolist()
     every = [(q, i) for q, i in rows] + [(m.seq, m.id) for m in records]
     assert [every[k] for k in got] == sorted(every)
+
+
+def test_a_pool_whose_record_times_tie_or_fall_is_regular_or_not_as_its_records_say():
+    """``regular`` compared over the columns: equal times keep it, a fall breaks it."""
+    base = {"status": "active", "retired": False, "tier": "long", "level": "raw", "kind": None, "outcome": None,
+            "subject": None, "text": "t", "expires": None, "confidence": 1.0, "mentions": 1,
+            "salience": [0.5] * 7, "conflicts": []}
+    for times, regular in ((["2026-01-01T00:00:00Z"] * 3, True), (["2026-01-01T00:00:00Z", "2026-01-01T00:00:00Z",
+                                                                    "2025-12-31T00:00:00Z"], False)):
+        state = _state([{**base, "seq": i + 1, "recorded": t} for i, t in enumerate(times)], mark=60)
+        with tempfile.TemporaryDirectory() as tmp:
+            path = Path(tmp) / "state.parquet"
+            path.write_bytes(parquet_bytes(state))
+            part, _meta = read_snapshot(path, keep=rows)
+        assert pool_of(Working.of(part), _pooled, _UPDATABLE).regular is regular
 
 
 # promote's groups read from columns: texts that normalize alike (case, spaces, width), share

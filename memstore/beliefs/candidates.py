@@ -88,7 +88,8 @@ class Postings:
         self._rows: dict[str, object] = {}  # key -> its dense row (``_row``)
         self._recorded = recorded
         self._year = None
-        self.regular = all(a <= b for a, b in zip(recorded, recorded[1:], strict=False))
+        known = getattr(pool, "regular", None)  # (a ``rowscan.Pool`` compares over its column)
+        self.regular = known if known is not None else all(a <= b for a, b in zip(recorded, recorded[1:], strict=False))
 
     def keys_of(self, m) -> frozenset:
         """``m``'s lookup keys, as ranking reads them (a pool record's: those the pool holds)."""
