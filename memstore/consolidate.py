@@ -743,7 +743,7 @@ def _updates(s, now: str, config, memo: _Memo) -> list[dict]:
     if not new:
         return []
     pool, in_pool = _pool(s, memo)  # (in_pool as the round starts: candidates are ranked over it all round)
-    if memo.postings is None or not in_pool <= memo.postings.position.keys():
+    if memo.postings is None or not memo.postings.covers(in_pool):
         memo.reset(Postings(pool, memo.mapper, memo.keyer, wanted=[n.id for n in new], filed=memo.filed))
         memo.silent = _silent(new, memo.postings, memo.mapper)
     memo.alive = None if len(in_pool) == len(memo.postings.pool) else memo.postings.alive(in_pool)
@@ -821,21 +821,23 @@ def _pool(s, memo: _Memo) -> tuple:
     if not (isinstance(s, Working) and s.source is not None):
         pool = _select(s, "updates", _pooled)
         return pool, {m.id for m in pool}
-    from .rowscan import pool_of
+    from .rowscan import InPool, pool_of
 
     written = s.memories.written
     held = memo.pool
     if held is not None:
         pool, alive, synced = held
-        for i in dict.fromkeys(written[synced:]):
+        changed = list(dict.fromkeys(written[synced:]))
+        for i, at in zip(changed, pool.positions(changed).tolist(), strict=True):
             if not _pooled(s.memories[i]):
-                alive.discard(i)
-            elif i not in alive:
+                if at >= 0:
+                    alive.gone.add(i)
+            elif at < 0 or i in alive.gone:
                 held = None
                 break
     if held is None:
         pool = pool_of(s, _pooled, _UPDATABLE)
-        alive = set(pool.ids)
+        alive = InPool(pool)
     memo.pool = (pool, alive, len(written))
     return pool, alive  # (read, not changed, by the round)
 

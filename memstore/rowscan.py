@@ -78,16 +78,47 @@ class Pool(Sequence):
     judged as built (an int64 array; None: not read from a table)."""
 
     def __init__(self, ids: list[str], texts: list[str], recorded: list[str], get, rows=None,
-                 table_rows: int | None = None, regular: bool | None = None):
+                 table_rows: int | None = None, regular: bool | None = None, rows_of=None):
         self.ids, self.texts, self.recorded, self._get = ids, texts, recorded, get
         self.rows, self.table_rows = rows, table_rows
         self.regular = regular  # whether ``recorded`` never falls along the pool (None: not known)
+        self.rows_of = rows_of  # ids -> their table rows (-1: none), the snapshot's lookup (None: none)
+        self._inv = self._built = None  # table row -> position; a built record's id -> position
+
+    def positions(self, ids: list[str]):
+        """Each of ``ids``' position in the pool, -1 where it is not there (an int64 array):
+        found by the table's id lookup, not a dict of every id (0.07 s at 342,000)."""
+        import numpy as np
+
+        if self._inv is None:
+            self._inv = np.full(self.table_rows, -1, dtype=np.int64)
+            mine = np.flatnonzero(self.rows >= 0)
+            self._inv[self.rows[mine]] = mine
+            self._built = {self.ids[p]: p for p in np.flatnonzero(self.rows < 0).tolist()}
+        at = self.rows_of(list(ids))
+        out = np.where(at >= 0, self._inv[np.maximum(at, 0)], -1)
+        for k, i in enumerate(ids):  # (a record built is judged as it is: at its own place)
+            p = self._built.get(i)
+            if p is not None:
+                out[k] = p
+        return out
 
     def __len__(self) -> int:
         return len(self.ids)
 
     def __getitem__(self, i: int):
         return self._get(self.ids[i])
+
+
+class InPool:
+    """The records of a ``Pool`` still in it this round: all but those that left (``gone``,
+    their ids), without a set of every id."""
+
+    def __init__(self, pool: Pool):
+        self.pool, self.gone = pool, set()
+
+    def __len__(self) -> int:
+        return len(self.pool) - len(self.gone)
 
 
 def pool_of(work, pooled, updatable: tuple[str, ...]) -> Pool:
@@ -123,7 +154,7 @@ def pool_of(work, pooled, updatable: tuple[str, ...]) -> Pool:
     regular = len(times) < 2 or pc.all(pc.fill_null(pc.less_equal(times[:-1], times[1:]), False)).as_py()
     order = order.tolist()
     return Pool([ids[i] for i in order], [texts[i] for i in order], [recorded[i] for i in order],
-                have.__getitem__, at, table.num_rows, bool(regular))
+                have.__getitem__, at, table.num_rows, bool(regular), work.source._at)
 
 
 def _merged(ids: list[str], seqs, built: list) -> object:

@@ -131,6 +131,9 @@ def test_the_pool_read_from_columns_is_the_pool_of_the_records(records, changes,
     assert pool.recorded == [m.recorded_at for m in expected]
     times = [m.recorded_at for m in expected]
     assert pool.regular is all(a <= b for a, b in zip(times, times[1:], strict=False))  # (compared over columns)
+    place = {m.id: p for p, m in enumerate(expected)}  # (any record's id, built or not, and a stranger's)
+    asked = [*whole, "m" + "f" * 15, "short"]
+    assert pool.positions(asked).tolist() == [place.get(i, -1) for i in asked]
     assert list(pool) == expected  # (a record is built when asked for)
 
 
@@ -294,3 +297,31 @@ def test_promote_over_the_rows_its_groups_need_decides_as_over_every_record(draw
     now = "2027-01-01T00:00:00Z"
     part = _opened(state, now)
     assert c._promote(Working.of(part), now, config, c._Memo()) == c._promote(state, now, config)
+
+
+def test_a_rounds_pool_follows_what_left_it_and_is_read_again_when_one_joins():
+    """consolidate's ``_pool`` over a snapshot: the records a round's writes take out of the
+    pool leave it (named, not a set of every id); were a write to put one in that was not,
+    the pool is read again, and postings made over the old one do not cover it."""
+    import memstore.consolidate as c
+    from memstore.beliefs.candidates import Postings
+
+    base = {"retired": False, "tier": "long", "level": "raw", "kind": None, "outcome": None, "subject": None,
+            "recorded": "2026-01-01T00:00:00Z", "expires": None, "confidence": 1.0, "mentions": 1,
+            "salience": [0.5] * 7, "conflicts": []}
+    state = _state([{**base, "seq": i + 1, "text": f"text {i}", "status": "active" if i < 4 else "archived"}
+                    for i in range(6)], mark=60)
+    work = Working.of(_opened(state, "2027-01-01T00:00:00Z"))
+    memo = c._Memo()
+    pool, in_pool = c._pool(work, memo)
+    assert pool.ids == [f"m{i:015x}" for i in range(4)] and len(in_pool) == 4
+    postings = Postings(pool, wanted=[])
+    assert postings.covers(in_pool) and postings.alive(in_pool).all()
+    work.memories[f"m{1:015x}"] = evolve(work.memories[f"m{1:015x}"], status="superseded")  # (leaves it)
+    work.memories[f"m{5:015x}"] = evolve(work.memories[f"m{5:015x}"], status="archived")  # (was never in it)
+    again, in_pool = c._pool(work, memo)
+    assert again is pool and in_pool.gone == {f"m{1:015x}"} and len(in_pool) == 3
+    assert postings.covers(in_pool) and postings.alive(in_pool).tolist() == [True, False, True, True]
+    work.memories[f"m{4:015x}"] = evolve(work.memories[f"m{4:015x}"], status="active")  # (joins it)
+    fresh, in_pool = c._pool(work, memo)
+    assert fresh is not pool and fresh.ids == [f"m{i:015x}" for i in (0, 2, 3, 4)] and not postings.covers(in_pool)

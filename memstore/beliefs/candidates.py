@@ -53,8 +53,10 @@ class Postings:
         self.pool = pool
         # (read by position without touching each record; a ``rowscan.Pool`` has them as columns)
         columns = hasattr(pool, "texts")
-        self.ids = list(pool.ids) if columns else [m.id for m in pool]
-        self.position = {m_id: i for i, m_id in enumerate(self.ids)}
+        self.ids = pool.ids if columns else [m.id for m in pool]
+        # id -> position: a ``rowscan.Pool`` of a table looks ids up in it (those wanted at once)
+        self.position = _Positions(pool.positions, wanted) if getattr(pool, "rows_of", None) is not None \
+            else {m_id: i for i, m_id in enumerate(self.ids)}
         self.texts = pool.texts if columns else [m.text for m in pool]
         recorded = pool.recorded if columns else [m.recorded_at for m in pool]
 
@@ -161,14 +163,25 @@ class Postings:
         return found
 
     def alive(self, ids) -> object:
-        """The pool positions whose records are among ``ids`` (a set, for ``ranked``)."""
+        """The pool positions whose records are among ``ids`` (a set, or a ``rowscan.InPool``:
+        those that left the pool named), for ``ranked``."""
         import numpy as np
 
         out = np.ones(len(self.pool), dtype=bool)
+        gone = getattr(ids, "gone", None)
+        if gone is not None:
+            at = self.position.many(sorted(gone))
+            out[at[at >= 0]] = False
+            return out
         # (the few that left, found by a set difference: not a probe of each of 342,000 ids)
         gone = self.position.keys() - ids
         out[np.fromiter(map(self.position.__getitem__, gone), dtype=np.int64, count=len(gone))] = False
         return out
+
+    def covers(self, ids) -> bool:
+        """Whether every record of ``ids`` (as ``alive`` takes them) is in this pool."""
+        pool = getattr(ids, "pool", None)
+        return pool is self.pool if pool is not None else ids <= self.position.keys()
 
     def _row(self, word: str):
         """The key's dense row: 1 at the pool positions of its records, else 0 (uint8); None
@@ -274,6 +287,39 @@ class Postings:
             if take == len(hit):
                 return ranked
             take = min(len(hit), take * 4)
+
+
+class _Positions:
+    """id -> pool position, looked up in a ``rowscan.Pool`` (``lookup(ids)``: an array, -1 for
+    none) and kept: ``get``, ``in``, ``[]`` as a dict's, ``many`` for a list at once."""
+
+    def __init__(self, lookup, wanted=None):
+        self._lookup, self._seen = lookup, {}
+        if wanted:
+            self.many(list(wanted))
+
+    def many(self, ids: list[str]):
+        import numpy as np
+
+        todo = [i for i in dict.fromkeys(ids) if i not in self._seen]
+        if todo:
+            self._seen.update(zip(todo, self._lookup(todo).tolist(), strict=True))
+        return np.array([self._seen[i] for i in ids], dtype=np.int64)
+
+    def get(self, i: str, default=None):
+        p = self._seen.get(i)
+        if p is None:
+            p = self._seen[i] = int(self._lookup([i])[0])
+        return p if p >= 0 else default
+
+    def __contains__(self, i: str) -> bool:
+        return self.get(i) is not None
+
+    def __getitem__(self, i: str) -> int:
+        p = self.get(i)
+        if p is None:
+            raise KeyError(i)
+        return p
 
 
 def _split(filed, pool) -> tuple | None:
