@@ -127,7 +127,9 @@ def test_the_pool_read_from_columns_is_the_pool_of_the_records(records, changes,
     assert set(dict.keys(work.memories)) == built  # (read from columns: no record built)
     expected = [m for m in sorted(whole.values(), key=lambda m: (m.seq, m.id)) if _pooled(m)]
     assert pool.ids == [m.id for m in expected]
-    assert pool.texts == [m.text for m in expected]
+    texts = [pool.texts[i] for i in range(len(pool))]  # (read one by one: a table row's, or a built record's)
+    assert texts == list(pool.texts) == pool.texts[:] == [m.text for m in expected]
+    assert [pool.texts[-k] for k in range(1, len(pool) + 1)] == texts[::-1]
     assert pool.recorded == [m.recorded_at for m in expected]
     times = [m.recorded_at for m in expected]
     assert pool.regular is all(a <= b for a, b in zip(times, times[1:], strict=False))  # (compared over columns)
@@ -242,6 +244,18 @@ def test_a_pool_whose_record_times_tie_or_fall_is_regular_or_not_as_its_records_
             part, _meta = read_snapshot(path, keep=rows)
         assert pool_of(Working.of(part), _pooled, _UPDATABLE).regular is regular
 
+
+def test_the_pools_texts_are_read_by_position_from_the_table_or_the_built_records():
+    """``rowscan.Texts``: a table row's text or a built record's, by any index, one at a time
+    or all at once."""
+    import pyarrow as pa
+
+    from memstore.rowscan import Texts
+
+    texts = Texts(pa.chunked_array([["a", "b"], ["c"]]), np.array([2, -1, 0, -1]), {1: "built", 3: "last"})
+    want = ["c", "built", "a", "last"]
+    assert [texts[i] for i in range(4)] == want and [texts[-k] for k in range(1, 5)] == want[::-1]
+    assert list(texts) == want and texts[1:3] == want[1:3] and texts[3] == "last"
 
 # promote's groups read from columns: texts that normalize alike (case, spaces, width), share
 # their first 60 characters, or differ; subjects empty or not; any domain
