@@ -150,3 +150,19 @@ def test_a_cancellation_in_the_other_language_opens_a_conflict(tmp_path):
     assert cli("--store", store, "-q", "consolidate", "--now", "2026-04-11T00:00:00Z")[0] == 0
     conflicts = [e for e in log_events(store)[0] if e["op"] == "conflict"]
     assert [(c["rule"], c["detail"]) for c in conflicts] == [("cancel", "unsure: across languages: cancel of '~ksn'")]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.integers(min_value=0, max_value=20), max_size=200), st.integers(min_value=1, max_value=30))
+def test_the_least_count_the_best_reach_is_found_by_halving_as_going_down(counts, limit):
+    """``_least``: the largest count at least ``limit`` of the counts reach (0 when fewer
+    than ``limit`` are above 0; None when none is), as going down from the top finds it."""
+    import numpy as np
+
+    from memstore.beliefs.candidates import _least
+
+    shared = np.array(counts, dtype=np.uint8)
+    top = max(counts, default=0)
+    want = None if top == 0 else next((level for level in range(top, 0, -1)
+                                       if sum(c >= level for c in counts) >= limit), 0)
+    assert _least(shared, limit) == want
