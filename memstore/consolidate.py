@@ -403,8 +403,8 @@ def _near_duplicates(s, now: str, config, embedder, memo: _Memo) -> list[dict]:
             from .rowscan import members
 
             filed, none = _filed(s, wanted, memo)
-            rest = {k[1] for k in wanted if k not in filed and k not in none}
-            scan = [*candidates, *(m for m in members(s, rest) if (m.domain or "", m.subject) not in filed)]
+            rest = {k for k in wanted if k not in filed and k not in none}
+            scan = [*candidates, *members(s, {k[1] for k in rest}, rest)]
         for m in scan:
             if m.subject in subjects and (key := (m.domain or "", m.subject)) in wanted:
                 groups.setdefault(key, []).append(m)

@@ -237,13 +237,21 @@ class Member(NamedTuple):
     subject: str | None
 
 
-def members(work, subjects: set[str]) -> list[Member]:
-    """The active raw members on ``subjects`` of the table's rows, but for the records
-    ``work`` lists (the run's listings scan those, as they are now), as ``Member`` values."""
+def members(work, subjects: set[str], keys: set[tuple] | None = None) -> list[Member]:
+    """The active raw members on ``subjects`` of the table's rows (those of the groups
+    ``keys`` only: (domain, "" for none; subject)), but for the records ``work`` lists (the
+    run's listings scan those, as they are now), as ``Member`` values."""
     import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
 
     table = work.source.table
     rows = np.flatnonzero(group_rows(table, subjects))
+    if keys is not None and len(rows):  # (a subject of other domains' groups: not made into values)
+        at = pa.array(rows, type=pa.int64())
+        domains = pc.fill_null(table.column("domain").take(at), "").to_pylist()
+        named = table.column("subject").take(at).to_pylist()
+        rows = rows[[k for k, key in enumerate(zip(domains, named, strict=True)) if key in keys]]
     listed = work.listed()
     return [m for m in members_at(table, rows) if m.id not in listed]
 
