@@ -282,10 +282,15 @@ class _Memo:
         for i in range(self.synced, len(written)):
             batch[written[i]] = i
         self.synced = len(written)
+        base = s.base
+        build = getattr(base, "build", None)
+        if build is not None:  # (the records the run began with, built in one pass: not one take each)
+            build([x for x in batch if x not in self.read and not dict.__contains__(base, x)])
         for x, i in batch.items():
             was = self.read.get(x)
             if was is None:  # its first write: what the run began with (a record it created: new)
-                was = _read(s.base[x]) if x in s.base else None
+                began = dict.get(base, x) if build is not None else base.get(x)
+                was = _read(began) if began is not None else None
             now = self.read[x] = _read(s.memories[x])
             if now != was:
                 self.changed[x] = i
@@ -1127,6 +1132,7 @@ def consolidate(state, *, now: str, config, embedder=None, mapper=map, keyer=Non
             else:
                 found = stage(work, now, config, memo) if stage in (_updates, _promote) else \
                     stage(work, now, config)
+                work.build(_ids(found))  # (the records they change, in one pass: a promote's members)
                 apply_stage(work, found)
                 memo.touch(found)
             batch += found
