@@ -265,6 +265,7 @@ class _Memo:
         self.promoted = 0
         self.shorts: list | None = None  # from a snapshot: the short-term records read from columns
         self.loud: set[str] = set()  # the ids of those that promote keeps alone (``rowscan.loud_shorts``)
+        self.passed = None  # the rows promote passed over as alone in their group (``rowscan.Passed``)
 
     def reset(self, postings: Postings) -> None:
         """New postings: every ranking and check is made again."""
@@ -1029,9 +1030,10 @@ def _promote(s, now: str, config, memo: _Memo | None = None) -> list[dict]:
             from .rowscan import grouped_shorts, loud_shorts, shorts
 
             loud = loud_shorts(s, c["min_confidence"], c["min_occurrences"], c["salience_floor"], weights)
-            light = shorts(s, grouped_shorts(s, {_group_key(m) for m in listing}, loud))
+            grouped, passed = grouped_shorts(s, {_group_key(m) for m in listing}, loud)
+            light = shorts(s, grouped)
             if memo is not None:
-                memo.shorts, memo.loud = light, loud
+                memo.shorts, memo.loud, memo.passed = light, loud, passed
             scan = merge(listing, light, key=_CANONICAL)
         group_of = {}
         for m in scan:
@@ -1045,15 +1047,26 @@ def _promote(s, now: str, config, memo: _Memo | None = None) -> list[dict]:
         # was written since decided nothing then (a promote writes its members), so it
         # decides nothing now. Scanned in listing order, as the first round: the same groups
         # in the same order, with the same members, as grouping the whole listing again.
-        group_of, redo = memo.group_of, set()
+        group_of, redo, joined = memo.group_of, set(), set()
         for i in set(written[memo.promoted:]):
             key = group_of.get(i)
             # (a record read from columns alone in its group, not made into a value, gets its
-            # key when written: its group is itself; none joins a listing in a run: kept safe)
+            # key when written: its group is itself, unless it joined the listing just now)
             if key is None and short(m := s.memories[i]):
                 key = group_of[i] = _group_key(m)
+                joined.add(key)
             if key is not None:
                 redo.add(key)
+        if joined and memo.passed is not None:
+            # No consolidate event makes a record short-term and active, so none joins a
+            # group in a run; were one to, the rows passed over as alone in its group are
+            # alone no more: read now, as the first round reads them
+            from .rowscan import shorts
+
+            more = [m for m in shorts(s, memo.passed.in_groups(joined)) if m.id not in group_of]
+            if more:
+                memo.shorts = list(merge(memo.shorts or [], more, key=_CANONICAL))
+                group_of.update((m.id, _group_key(m)) for m in more)
         if redo:
             scan = listing
             if memo.shorts:  # (those read from columns that the run has not written since)

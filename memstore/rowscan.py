@@ -368,11 +368,12 @@ def shorts(work, rows=None) -> list[Short]:
 
 
 def grouped_shorts(work, listed_keys: set[tuple], loud: set[str]):
-    """The rows of the table's active short-term raw records that promote can decide
-    anything of: those whose group (``group_keys``) holds another such row, or a record the
-    run lists (``listed_keys``: their groups' keys), and those it keeps alone (``loud``: ids).
-    A row alone in its group and not loud is passed over by promote's test of a lone record,
-    so it is not made into a ``Short`` (223,970 a night on the zipf shape, most alone)."""
+    """(the rows of the table's active short-term raw records that promote can decide
+    anything of, the ``Passed`` others): those whose group (``group_keys``) holds another
+    such row, or a record the run lists (``listed_keys``: their groups' keys), and those it
+    keeps alone (``loud``: ids). A row alone in its group and not loud is passed over by
+    promote's test of a lone record, so it is not made into a ``Short`` (223,970 a night on
+    the zipf shape, most alone)."""
     import numpy as np
     import pyarrow as pa
     import pyarrow.compute as pc
@@ -380,7 +381,7 @@ def grouped_shorts(work, listed_keys: set[tuple], loud: set[str]):
     table = work.source.table
     rows = _short_rows(table)
     if not len(rows):
-        return rows
+        return rows, Passed(rows, pa.array([], type=pa.string()))
     domain, kind, value = group_keys(table, rows)
     # one string a key: equal keys give equal strings (strings that are equal for two keys
     # that are not, through the separator, only make a row be read that need not be)
@@ -394,7 +395,28 @@ def grouped_shorts(work, listed_keys: set[tuple], loud: set[str]):
         ids = table.column("id").take(pa.array(rows, type=pa.int64()))
         many |= np.asarray(pc.is_in(ids, value_set=pa.array(sorted(loud), type=pa.string()))
                            .to_numpy(zero_copy_only=False), dtype=bool)
-    return rows[many]
+    return rows[many], Passed(rows[~many], joined.filter(pa.array(~many)))
+
+
+class Passed(NamedTuple):
+    """The short-term rows ``grouped_shorts`` passed over, each alone in its group as the
+    run opened: their rows and group keys (joined as there). A record that joins a group in
+    a later round (one the run's writes make short-term and active) would make such a row
+    one of several: ``in_groups`` finds them."""
+
+    rows: object  # numpy int64, ascending
+    keys: object  # pyarrow strings
+
+    def in_groups(self, keys: set[tuple]):
+        """The rows passed over whose group is among ``keys`` (promote's group keys)."""
+        import numpy as np
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        if not keys or not len(self.rows):
+            return self.rows[:0]
+        named = pa.array(sorted("\x00".join(k) for k in keys), type=pa.string())
+        return self.rows[np.asarray(pc.is_in(self.keys, value_set=named).to_numpy(zero_copy_only=False), dtype=bool)]
 
 
 def group_keys(table, rows):
