@@ -33,7 +33,8 @@ CHILD = ("import sys, memstore\n"
 
 
 def run(src: Path, argv: list[str]) -> dict:
-    env = {**os.environ, "PYTHONPATH": str(src)}
+    # (without .pyc files, as this sandbox runs, every run would compile memstore again: users have them)
+    env = {**{k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}, "PYTHONPATH": str(src)}
     with tempfile.TemporaryFile() as out:
         t = time.perf_counter()
         p = subprocess.Popen([sys.executable, "-c", CHILD, str(src) + os.sep, *argv], stdout=out,
