@@ -66,7 +66,7 @@ def main():
     wall, cpu = time.perf_counter(), time.process_time()
     try:
         done = writes.consolidate(layout, now=sys.argv[3], config=config, embedder=embedder, dry_run=True,
-                                  mapper=pool.map, keyer=KeyCache(cache).keys)
+                                  mapper=pool if hasattr(pool, "warm") else pool.map, keyer=KeyCache(cache).keys)
     finally:
         pool.close()
     wall, cpu = time.perf_counter() - wall, time.process_time() - cpu

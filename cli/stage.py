@@ -76,7 +76,7 @@ def run_stage(name: str, *, now: str | None, json: bool, dry_run: bool, embedder
         if name == "consolidate":
             from memstore.index.keycache import KeyCache
 
-            kw["mapper"] = pool.map  # its update keys and frames go to the same workers
+            kw["mapper"] = pool  # its update keys and frames go to the same workers (a pool maps, and warms)
             kw["keyer"] = KeyCache(cache_dir()).keys  # and keys derived once are kept
     try:
         done = getattr(writes, name)(e.layout, now=e.now, config=e.config, dry_run=dry_run, **kw)

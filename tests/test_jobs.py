@@ -125,6 +125,59 @@ def test_many_small_maps_start_the_workers_once_they_add_up():
         assert list(pool.map(_doubled_slowly, [[5], [6], [7], [8]])) == [[10], [12], [14], [16]]
 
 
+def _pids(chunk: list[int]) -> list[int]:
+    return [os.getpid()] * len(chunk)
+
+
+def test_warm_starts_the_workers_and_later_maps_run_there_however_small():
+    """consolidate asks a pool to ``warm`` when a night has many new records: the workers
+    come up while the run opens, and its small streamed calls (a block's gists and frames)
+    then run there, not here; a pool of one job stays in this process."""
+    with EmbedPool(HashingEmbedder(), 2) as pool:
+        assert pool._pool is None
+        pool.warm()
+        assert pool._pool is not None
+        got = list(pool(_pids, [[1], [2]]))  # (two chunks: a cold pool runs these here)
+        assert got and all(pid != [os.getpid()] for pid in got)
+        assert list(pool.map(_doubled_slowly, [[3]])) == [[6]]
+    with EmbedPool(HashingEmbedder(), 1) as pool:
+        pool.warm()
+        assert pool._pool is None and list(pool(_pids, [[1], [2]])) == [[os.getpid()], [os.getpid()]]
+
+
+def test_a_night_with_many_new_records_warms_its_mapper_and_decides_the_same():
+    """consolidate warms a mapper that can (``warm``) from ``_WARM`` new records, and not
+    below; the events do not depend on it."""
+    from memstore import consolidate as c
+    from memstore.config import load_config
+    from memstore.memlog import MemLog
+
+    config = load_config("")
+
+    class Mapper:
+        def __init__(self):
+            self.warmed = 0
+
+        def __call__(self, fn, chunks):
+            return map(fn, chunks)
+
+        def warm(self):
+            self.warmed += 1
+
+    def night(n: int):
+        log = MemLog()
+        log.remember([{"text": f"We deploy service {i} on Fridays", "subject": f"s{i % 5}"} for i in range(n)],
+                     "2026-03-01T00:00:00Z", config)
+        mapper = Mapper()
+        events = c.consolidate(log.state, now="2026-03-02T00:00:00Z", config=config, mapper=mapper)
+        assert events == c.consolidate(log.state, now="2026-03-02T00:00:00Z", config=config)
+        return mapper.warmed, events
+
+    assert night(c._WARM - 1)[0] == 0
+    warmed, events = night(c._WARM)
+    assert warmed == 1 and events
+
+
 def test_bad_jobs_values_are_refused():
     for jobs in (0, -1, 1.5, True):
         with pytest.raises(ValueError, match="positive integer"):

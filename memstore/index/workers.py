@@ -32,6 +32,10 @@ def _start_worker(embedder) -> None:
     _WORKER.append(embedder)
 
 
+def _nothing() -> None:
+    return None
+
+
 def _embed_in_worker(texts: list[str], role: str):
     return _WORKER[0].embed(texts, role)
 
@@ -86,13 +90,13 @@ class EmbedPool:
         yield from self._on_workers(_embed_in_worker, ((b, role) for b in batches))
 
     def map(self, fn, chunks: list) -> Iterator:
-        """``fn(chunk)`` for each chunk, in order: on the workers when what they would save
-        pays for starting them (judged, as for embedding, on the first chunk done here, with
-        what earlier calls did here), else here. ``fn`` is a pure module-level function
-        (consolidate's update keys, gists and frames)."""
+        """``fn(chunk)`` for each chunk, in order: on the workers when they are up (``warm``)
+        or when what they would save pays for starting them (judged, as for embedding, on
+        the first chunk done here, with what earlier calls did here), else here. ``fn`` is a
+        pure module-level function (consolidate's update keys, gists and frames)."""
         import time
 
-        if self.jobs == 1 or len(chunks) <= self.jobs:
+        if self.jobs == 1 or (self._pool is None and len(chunks) <= self.jobs):
             yield from (fn(c) for c in chunks)
             return
         if self._pool is None:
@@ -108,6 +112,17 @@ class EmbedPool:
                 self._here += time.perf_counter() - start
                 return
         yield from self._on_workers(fn, ((c,) for c in chunks))
+
+    __call__ = map  # (a pool is a mapper itself, as consolidate takes one: with ``warm``)
+
+    def warm(self) -> None:
+        """Start the workers now, when there are more than one: a caller that knows per-text
+        work will follow (consolidate's update checks of a night's thousand new records,
+        0.3 s of gists and frames at 1M) has them come up on the other cores meanwhile
+        (~0.1 s each: a process and memstore's imports; the model loads on a worker's first
+        embedding), and its ``map`` calls, however small, then run there."""
+        if self.jobs > 1:
+            self._started()
 
     def _on_workers(self, fn, calls: Iterator) -> Iterator:
         pool = self._started()
@@ -130,6 +145,8 @@ class EmbedPool:
 
             self._pool = ProcessPoolExecutor(self.jobs, mp_context=multiprocessing.get_context("spawn"),
                                              initializer=_start_worker, initargs=(self.inner,))
+            for _ in range(self.jobs):  # (an executor starts a process a task: all of them now)
+                self._pool.submit(_nothing)
         return self._pool
 
     def _result(self, future):
