@@ -422,6 +422,8 @@ def _near_duplicates(s, now: str, config, embedder, memo: _Memo) -> list[dict]:
         if scan is not candidates:  # in the order a scan of every record meets them (below)
             groups = {k: groups[k] for k in sorted(groups, key=lambda k: _first(groups[k]))}
     else:  # (members kept in order: a record's _order never changes)
+        import numpy as np
+
         held = {}
         # (a member is active until the run writes it otherwise: the groups' members were all
         # active when listed, and no record but a written one changes)
@@ -429,20 +431,27 @@ def _near_duplicates(s, now: str, config, embedder, memo: _Memo) -> list[dict]:
             if isinstance(s, Working) else None
         for key in wanted:
             was = memo.groups[key]
+            known = memo.matrices.get(key)
             if isinstance(was, _Members) and gone is not None:
                 alive = was.alive(gone)
+                if known is not None and known[0] is was:
+                    # the group and its vectors kept whole, those no longer active masked out (a
+                    # round's 176,000 members and their 180 MB of vectors were copied: 0.1 s)
+                    mask = np.zeros(len(was), dtype=bool)
+                    mask[alive] = True
+                    held[key], ready[key] = _Masked(was, mask), known[1]
+                    continue
                 held[key] = was.subset(alive)
             else:
                 alive = [i for i, m in enumerate(_now(s, x) for x in was) if m.status == "active"]
                 held[key] = [_now(s, was[i]) for i in alive]
-            known = memo.matrices.get(key)
             if known is not None and known[0] is was:
                 ready[key] = known[1][alive]
         # in the order a scan meets them: by the first of their records in canonical order
         for key in sorted((k for k in held if held[k]), key=lambda k: _first(held[k])):
             groups[key] = held[key]
-    memo.groups.update(groups)
-    memo.matrices.update((key, (groups[key], matrix)) for key, matrix in ready.items() if key in groups)
+    memo.groups.update((key, _whole(group)) for key, group in groups.items())
+    memo.matrices.update((key, (_whole(groups[key]), matrix)) for key, matrix in ready.items() if key in groups)
     groups = {k: g for k, g in groups.items() if len(g) >= 2}
     events: list[dict] = []
     batch: list[list[Memory]] = []
@@ -648,11 +657,37 @@ def _columns(members) -> tuple:
 
 
 def _first(members) -> tuple:
-    """The first of a group's members in canonical order, as (seq, id)."""
-    if isinstance(members, _Members):
-        least = int(members.seqs.min())
-        return least, min(x for x, q in zip(members.ids, members.seqs.tolist(), strict=True) if q == least)
+    """The first of a group's members (those a ``_Masked`` group keeps) in canonical order, as
+    (seq, id)."""
+    if isinstance(members, _Members | _Masked):
+        import numpy as np
+
+        whole = _whole(members)
+        keep = whole.seqs == (least := int((whole.seqs if members is whole else whole.seqs[members.mask]).min()))
+        if members is not whole:
+            keep &= members.mask
+        return least, min(whole.ids[i] for i in np.flatnonzero(keep).tolist())
     return min(map(_CANONICAL, members))
+
+
+class _Masked:
+    """A later round's group kept whole with its members no longer active masked out: it is
+    decided, ordered and counted as the group of the others (``_plan``, ``_first``, ``len``),
+    and its vectors are the whole group's, not a copy of the others' rows."""
+
+    __slots__ = ("members", "mask", "_count")
+
+    def __init__(self, members: _Members, mask):
+        self.members, self.mask = members, mask  # (mask: a boolean array, True where active)
+        self._count = int(mask.sum())
+
+    def __len__(self) -> int:
+        return self._count
+
+
+def _whole(group):
+    """A group as memo keeps it: a ``_Masked`` group's members, whole."""
+    return group.members if isinstance(group, _Masked) else group
 
 
 def _now(s, m):
@@ -699,25 +734,29 @@ class _Plan(NamedTuple):
     episodic: object  # whether each member is an episode or an outcome (an array)
     day: object  # each member's event day (an array), or None when none is episodic
     fresh: list[int]  # the positions of the members that may be fresh (created after the mark)
-    nearest: dict[int, tuple[int, float]]  # fresh position -> its nearest older member, while all are active
+    active: object  # which members are active as the group is decided (an array)
+    nearest: dict[int, tuple[int, float]]  # fresh position -> its nearest older member, until an event
 
 
 def _plan(s, members, matrix, since: str, mark: int) -> _Plan:
-    """The group's columns and, for each fresh active member, its nearest older one with
-    every member active (as they are until the group's first event)."""
+    """The group's columns and, for each fresh active member, its nearest older one with the
+    members active as the group is decided (as they are until the group's first event): all
+    of them, or those a ``_Masked`` group keeps (a later round's group kept whole, the
+    members no longer active masked out, is decided as the group of the others)."""
     import numpy as np
 
+    members, mask = (members.members, members.mask) if isinstance(members, _Masked) else (members, None)
     ids, seqs, episodic, occurred = _columns(members)
     day = np.array([t[:10] for t in occurred()]) if episodic.any() else None
     fresh = np.flatnonzero(seqs > mark).tolist()
-    active = np.ones(len(ids), dtype=bool)
+    active = np.ones(len(ids), dtype=bool) if mask is None else mask
     nearest = {}
     for j in fresh:
         if j and _comparable(s.memories[ids[j]], since, s):
             found = _nearest(matrix, j, _ok(active, episodic, day, j))
             if found is not None:
                 nearest[j] = found
-    return _Plan(ids, episodic, day, fresh, nearest)
+    return _Plan(ids, episodic, day, fresh, active, nearest)
 
 
 def _comparable(new: Memory, since: str, s) -> bool:
@@ -754,14 +793,13 @@ def _group_duplicates(s, members: list[Memory], matrix, since: str, now: str, co
     """The four-state decisions inside one (domain, subject) group, oldest member first
     (``members``, in ``_order``; ``matrix``: their vectors, as rows; ``plan``: ``_plan``'s,
     made here when not given), each fresh member against its nearest older one still active."""
-    import numpy as np
 
     if plan is None:
         plan = _plan(s, members, matrix, since, s.marks.get("consolidate", 0))
     ids, episodic, day = plan.ids, plan.episodic, plan.day
-    # every member is active as the group is decided (the stage's listing, and an event
-    # changes only the records it names: those of its own group); then as its events leave
-    active = np.ones(len(members), dtype=bool)
+    # the members active as the group is decided (an event changes only the records it
+    # names: those of its own group); then as its events leave
+    active = plan.active.copy()
     at = None  # id -> position (made at the first event)
     events: list[dict] = []
     for j in plan.fresh:

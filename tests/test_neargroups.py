@@ -211,12 +211,42 @@ def _with_file(log: MemLog, cut_state_bytes: bytes, cut: int, now: str, cached: 
 
 
 def _decided(monkeypatch) -> list:
-    """Every group decided from now on: its members' ids and its vectors' bytes."""
+    """Every group decided from now on: its members' ids and its vectors' bytes (those active
+    as it is decided: a later round may keep a group whole with the others masked out)."""
     seen = []
     inner = c._group_duplicates
-    monkeypatch.setattr(c, "_group_duplicates", lambda s, members, matrix, *a: seen.append(
-        ([m.id for m in members], np.asarray(matrix, dtype=np.float32).tobytes())) or inner(s, members, matrix, *a))
+
+    def spy(s, members, matrix, *a):
+        plan = a[-1] if a and isinstance(a[-1], c._Plan) else None
+        whole = c._whole(members)
+        keep = np.ones(len(whole), dtype=bool) if plan is None else plan.active
+        seen.append(([m.id for m, k in zip(whole, keep.tolist(), strict=True) if k],
+                     np.asarray(matrix, dtype=np.float32)[keep].tobytes()))
+        return inner(s, members, matrix, *a)
+
+    monkeypatch.setattr(c, "_group_duplicates", spy)
     return seen
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.integers(min_value=1, max_value=5), st.booleans()), min_size=1, max_size=12),
+       st.booleans())
+def test_a_group_kept_whole_is_ordered_counted_and_decided_as_its_active_members(members, episodic):
+    """A later round's group kept whole with its members no longer active masked out
+    (``_Masked``) is ordered among the groups, counted, and planned as the group of the
+    others: its first member in canonical order (seq, then id: seqs may tie here), its
+    length, and the members its decision starts from."""
+    ids = [f"m{i:015x}" for i in reversed(range(len(members)))]  # (ids against seq order)
+    seqs = np.array([q for q, _ in members], dtype=np.int64)
+    mask = np.array([a for _, a in members], dtype=bool)
+    whole = c._Members(ids, seqs, np.full(len(ids), episodic), ["2027-01-01"] * len(ids), [None] * len(ids),
+                       np.arange(len(ids)), None)
+    masked, alive = c._Masked(whole, mask), np.flatnonzero(mask).tolist()
+    assert len(masked) == len(alive) and bool(masked) == bool(alive)
+    if alive:
+        assert c._first(masked) == c._first(whole.subset(alive))
+    plan = c._plan(None, masked, np.zeros((len(ids), 4), dtype=np.float32), "2027", mark=10)
+    assert plan.active.tolist() == mask.tolist() and plan.ids == ids and plan.nearest == {}
 
 
 @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
