@@ -4,8 +4,10 @@ million records is made once a run (``Working.select``), not once a stage and ro
 
 from __future__ import annotations
 
+from heapq import merge
+
 from .model import Memory
-from .state import Partial, State
+from .state import _CANONICAL, Partial, State
 
 
 class Writes(dict):
@@ -86,6 +88,7 @@ class Working(State):
         if self._synced < len(self.memories.written):
             if self._at is None:
                 self._at = {m.id: i for i, m in enumerate(self._records)}
+            late = []  # written records older than the listing's last (a record read by id, then written)
             for i, m in self._changed(self._synced).items():
                 if i in self._at:
                     self._records[self._at[i]] = m
@@ -93,9 +96,11 @@ class Working(State):
                     self._at[i] = len(self._records)
                     self._records.append(m)
                 else:
-                    self._records = super().ordered()
-                    self._at = {r.id: n for n, r in enumerate(self._records)}
-                    self._selected = {}  # positions moved: every selection scans again
+                    late.append(m)
+            if late:  # merged in their places (not a sort of every record built: 13,000 a night at 1M)
+                self._records = list(merge(self._records, sorted(late, key=_CANONICAL), key=_CANONICAL))
+                self._at = {r.id: n for n, r in enumerate(self._records)}
+                self._selected = {}  # positions moved: every selection scans again
             self._synced = len(self.memories.written)
         return list(self._records)
 
