@@ -145,9 +145,9 @@ def test_warm_starts_the_workers_and_later_maps_run_there_however_small():
         assert pool._pool is None and list(pool(_pids, [[1], [2]])) == [[os.getpid()], [os.getpid()]]
 
 
-def test_a_night_with_many_new_records_warms_its_mapper_and_decides_the_same():
-    """consolidate warms a mapper that can (``warm``) from ``_WARM`` new records, and not
-    below; the events do not depend on it."""
+def test_a_night_with_many_new_records_warms_its_mapper_and_decides_the_same(monkeypatch):
+    """consolidate warms a mapper that can (``warm``) from ``_WARM`` new records in a store of
+    ``_WARM_STORE`` records, and not below either; the events do not depend on it."""
     from memstore import consolidate as c
     from memstore.config import load_config
     from memstore.memlog import MemLog
@@ -173,9 +173,12 @@ def test_a_night_with_many_new_records_warms_its_mapper_and_decides_the_same():
         assert events == c.consolidate(log.state, now="2026-03-02T00:00:00Z", config=config)
         return mapper.warmed, events
 
+    monkeypatch.setattr(c, "_WARM_STORE", c._WARM)  # (the records of the state: here its new ones)
     assert night(c._WARM - 1)[0] == 0
     warmed, events = night(c._WARM)
     assert warmed == 1 and events
+    monkeypatch.setattr(c, "_WARM_STORE", c._WARM + 1)
+    assert night(c._WARM)[0] == 0
 
 
 def test_bad_jobs_values_are_refused():

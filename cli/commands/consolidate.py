@@ -21,7 +21,9 @@ ends with a mark in the log (the last position it read), so the next compares on
 what came after it. Running it twice at the same --now appends nothing the second
 time. Prints one line per event appended.
 Texts not in the embedding cache are embedded on --jobs worker processes
-(default: the machine's cores) when there are many."""
+(default: the machine's cores) when there are many; a run with 256 new memories
+or more in a store of 100,000 or more also checks their updates there, the
+workers starting as it opens."""
 
 EPILOG = """\b
 Examples:
