@@ -28,8 +28,9 @@ CHILD = ("import sys, memstore\n"
          "src = sys.argv[1]\n"
          "if not memstore.__file__.startswith(src):\n"
          "    raise SystemExit(f'memstore came from {memstore.__file__}, not from {src}')\n"
-         "from cli.main import main\n"
-         "sys.exit(main(sys.argv[2:]))\n")
+         "from cli.main import entry\n"
+         "sys.argv = ['memstore', *sys.argv[2:]]\n"
+         "entry()  # (as the console script: its exit too)\n")
 
 
 def run(src: Path, argv: list[str]) -> dict:

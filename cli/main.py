@@ -182,7 +182,23 @@ class _Closed:
 
 
 def entry() -> None:
-    sys.exit(main())
+    rc = main()
+    # The process ends here without freeing its objects one by one, as interpreter exit would:
+    # after a night at a million memories the caches and columns it leaves (the embedding and
+    # key caches' indexes, a run's frames) took 0.1-0.15 s to free, for nothing. What exit
+    # would still do is done first: the standard streams flushed (main flushed its output and
+    # answered for a failure), the atexit handlers run (worker pools, read-only shadows). The
+    # store's files are written through descriptors, synced and closed before main returns.
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            if stream is not None:  # (None: the descriptor was closed when the process started)
+                stream.flush()
+        except (OSError, ValueError):  # (a reader that left, a closed stream: main has answered)
+            pass
+    import atexit
+
+    atexit._run_exitfuncs()
+    os._exit(rc)
 
 
 if __name__ == "__main__":

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+import sys
 
 import pytest
 
@@ -112,6 +113,25 @@ def test_closed_stdout(store):
                                  "the write was committed (1 event)\n")
     p = _sh(f"'{MEMSTORE_SCRIPT}' log --store '{store}' --now {T0} >&-")
     assert (p.returncode, p.stderr.decode()) == (1, "Error: cannot write the output (standard output is closed)\n")
+
+
+@pytest.mark.parametrize("argv, rc", [(["--help"], 0), (["show", "m0000000000000000"], 1), (["--now", "soon", "log"], 2)])
+def test_the_console_script_ends_as_exit_would(store, tmp_path, argv, rc):
+    """The console script (``entry``) ends the process without freeing its objects, but
+    with what exit does: the exit status, every line written, the atexit handlers run."""
+    mark = tmp_path / "atexit-ran"
+    code = ("import atexit, sys\n"
+            f"atexit.register(lambda: open({str(mark)!r}, 'w').write('ran'))\n"
+            f"sys.argv = ['memstore', '--store', {str(store)!r}, *{argv!r}]\n"
+            "from memstore_cli.main import entry\n"
+            "entry()\n"
+            "print('not reached')\n")
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, env=subprocess_env(), timeout=120)
+    assert p.returncode == rc and mark.read_text() == "ran" and b"not reached" not in p.stdout
+    if rc == 0:
+        assert p.stdout.splitlines()[-1].strip() == b"memstore.toml)."  # (the help's last line)
+    else:
+        assert p.stderr.startswith(b"Error") and b"Traceback" not in p.stderr
 
 
 def test_reader_that_leaves_early_is_quiet(store):
