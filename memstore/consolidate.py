@@ -1080,8 +1080,7 @@ def _candidates(n, memo: _Memo) -> list[int]:
         ranked = np.flatnonzero(memo.alive[memo.places[n.id]])[:_MAX_CANDIDATES].tolist()
     if long is None or (len(ranked) < _MAX_CANDIDATES and len(long) == _LONG):
         at = memo.postings.places(n, _LONG, memo.alive)
-        ids = memo.postings.ids
-        long = memo.candidates[n.id] = [ids[i] for i in at]
+        long = memo.candidates[n.id] = memo.postings.ids_at(at)
         memo.places[n.id] = np.array(at, dtype=np.int32)
         ranked = list(range(min(len(long), _MAX_CANDIDATES)))
     return ranked

@@ -138,33 +138,34 @@ def pool_of(work, pooled, updatable: tuple[str, ...]) -> Pool:
     built_row[found[found >= 0]] = True
     rows = rows[~built_row[rows]]
     built = sorted((m for m in dict.values(have) if pooled(m)), key=lambda m: (m.seq, m.id))
-    ids = table.column("id").take(rows).to_pylist()
+    table_ids = table.column("id").take(rows)
     times = table.column("recorded_at").take(rows).combine_chunks()
-    recorded = times.to_pylist()
     seqs = table.column("seq").take(rows).to_numpy(zero_copy_only=False)
-    order = _merged(ids, seqs, built)
-    n = len(ids)
-    ids, recorded = ids + [m.id for m in built], recorded + [m.recorded_at for m in built]
+    order = _merged(table_ids, seqs, built)
+    n = len(rows)
     at = np.concatenate([rows.astype(np.int64), np.full(len(built), -1, dtype=np.int64)])[order]
-    # (the texts are read when asked for: a night asks for the few its keys file does not cover)
-    texts = Texts(table.column("text"), at, {p: built[j - n].text for p, j in
-                                             zip(np.flatnonzero(order >= n).tolist(), order[order >= n].tolist(),
-                                                 strict=True)})
+    # (the texts, ids and record times are read when asked for: a night asks for the few texts
+    # its keys file does not cover, the ids of the candidates it ranks, a record time a year)
+    places = list(zip(np.flatnonzero(order >= n).tolist(), [built[j - n] for j in order[order >= n].tolist()],
+                      strict=True))
+    texts = Column(table.column("text"), at, {p: m.text for p, m in places})
+    ids = Column(table.column("id"), at, {p: m.id for p, m in places})
+    recorded = Column(table.column("recorded_at"), at, {p: m.recorded_at for p, m in places})
     # (whether the record times never fall along the pool, compared over the column: Arrow
     # orders strings by their UTF-8 bytes, as Python's code points; a null is not regular)
     times = pa.concat_arrays([times, pa.array([m.recorded_at for m in built], type=pa.string())]).take(
         pa.array(order, type=pa.int64()))
     regular = len(times) < 2 or pc.all(pc.fill_null(pc.less_equal(times[:-1], times[1:]), False)).as_py()
-    order = order.tolist()
-    return Pool([ids[i] for i in order], texts, [recorded[i] for i in order],
-                have.__getitem__, at, table.num_rows, bool(regular), work.source._at)
+    return Pool(ids, texts, recorded, have.__getitem__, at, table.num_rows, bool(regular), work.source._at)
 
 
-class Texts(Sequence):
-    """The pool's texts by position: a table row's (``rows``: each position's, -1 for a record
-    built) read when asked for, a built record's held (``held``: position -> text); all of
-    them in one take when iterated or sliced (a bulk import's first consolidate reads them
-    all; a night, a few: the table's 342,000 taken and made into strings cost 0.15 s)."""
+class Column(Sequence):
+    """A pool column's values by position (its texts, ids, record times): a table row's
+    (``rows``: each position's, -1 for a record built) read when asked for, a built record's
+    held (``held``: position -> value, never None); ``take`` reads some positions' in one
+    call, and iterating or slicing reads all of them in one take (a bulk import's first
+    consolidate reads them all; a night, a few: the table's 342,000 texts taken and made into
+    strings cost 0.15 s, the ids and record times 0.1 s more). Equal to a list of its values."""
 
     def __init__(self, column, rows, held: dict[int, str]):
         self._column, self._rows, self._held, self._all = column, rows, held, None
@@ -180,8 +181,33 @@ class Texts(Sequence):
         found = self._held.get(i)
         return found if found is not None else self._column[int(self._rows[i])].as_py()
 
+    def take(self, positions) -> list:
+        """The values at ``positions`` (ints), in their order."""
+        import numpy as np
+        import pyarrow as pa
+
+        if self._all is not None:
+            return [self._all[i] for i in positions]
+        at = np.asarray(positions, dtype=np.int64).reshape(-1)
+        if not len(at):
+            return []
+        got = self._column.take(pa.array(np.maximum(self._rows[at], 0), type=pa.int64())).to_pylist()
+        if self._held:
+            for k, i in enumerate(at.tolist()):
+                found = self._held.get(i)
+                if found is not None:
+                    got[k] = found
+        return got
+
     def __iter__(self):
         return iter(self._list())
+
+    def __eq__(self, other) -> bool:
+        if isinstance(other, Column | list | tuple):
+            return self._list() == list(other)
+        return NotImplemented
+
+    __hash__ = None  # (a sequence compared by value)
 
     def _list(self) -> list[str]:
         if self._all is None:
@@ -196,24 +222,30 @@ class Texts(Sequence):
         return self._all
 
 
-def _merged(ids: list[str], seqs, built: list) -> object:
-    """The canonical order (seq, then id) of the table's ``ids`` (with their ``seqs``) followed
-    by the ``built`` records (sorted so), as positions in that list: the table's rows are in
-    canonical order already (a snapshot is written so; checked), each built record goes
-    before the first row after it. Sorted whole when the rows are not in that order."""
+def _merged(ids, seqs, built: list) -> object:
+    """The canonical order (seq, then id) of the table's ``ids`` (a list, or an Arrow array:
+    an id is read only where seqs tie) with their ``seqs``, followed by the ``built`` records
+    (sorted so), as positions in that list: the table's rows are in canonical order already
+    (a snapshot is written so; checked), each built record goes before the first row after
+    it. Sorted whole when the rows are not in that order."""
     import numpy as np
 
     n = len(ids)
     seqs = np.asarray(seqs, dtype=np.int64)
     ties = np.flatnonzero(seqs[1:] == seqs[:-1])
-    if (seqs[1:] < seqs[:-1]).any() or any(ids[i] >= ids[i + 1] for i in ties.tolist()):
-        every = ids + [m.id for m in built]
+
+    def id_at(i: int) -> str:
+        found = ids[i]
+        return found if isinstance(found, str) else found.as_py()
+
+    if (seqs[1:] < seqs[:-1]).any() or any(id_at(i) >= id_at(i + 1) for i in ties.tolist()):
+        every = (ids if isinstance(ids, list) else ids.to_pylist()) + [m.id for m in built]
         keys = np.concatenate([seqs, np.array([m.seq for m in built], dtype=np.int64)])
         return np.lexsort((np.array(every, dtype=str), keys)) if every else np.zeros(0, dtype=np.int64)
     place = []
     for m in built:
         j = int(seqs.searchsorted(m.seq, "left"))
-        while j < n and seqs[j] == m.seq and ids[j] < m.id:
+        while j < n and seqs[j] == m.seq and id_at(j) < m.id:
             j += 1
         place.append(j)
     return np.insert(np.arange(n, dtype=np.int64), place, n + np.arange(len(built), dtype=np.int64))

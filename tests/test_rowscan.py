@@ -232,9 +232,13 @@ def test_the_pool_merges_its_built_records_into_the_tables_order(table, built, s
 
     rows = table if shuffled else sorted(table)
     records = sorted((SimpleNamespace(seq=q, id=i) for q, i in built), key=lambda m: (m.seq, m.id))
+    import pyarrow as pa
+
     got = _merged([i for _q, i in rows], [q for q, _i in rows], records).tolist()
     every = [(q, i) for q, i in rows] + [(m.seq, m.id) for m in records]
     assert [every[k] for k in got] == sorted(every)
+    # (the table's ids as its column: read only where seqs tie)
+    assert _merged(pa.array([i for _q, i in rows], type=pa.string()), [q for q, _i in rows], records).tolist() == got
 
 
 def test_a_pool_whose_record_times_tie_or_fall_is_regular_or_not_as_its_records_say():
@@ -253,16 +257,22 @@ def test_a_pool_whose_record_times_tie_or_fall_is_regular_or_not_as_its_records_
 
 
 def test_the_pools_texts_are_read_by_position_from_the_table_or_the_built_records():
-    """``rowscan.Texts``: a table row's text or a built record's, by any index, one at a time
-    or all at once."""
+    """``rowscan.Column`` (the pool's texts, ids, record times): a table row's value or a
+    built record's, by any index, some positions at once, or all; equal to the list of them."""
     import pyarrow as pa
 
-    from memstore.rowscan import Texts
+    from memstore.rowscan import Column
 
-    texts = Texts(pa.chunked_array([["a", "b"], ["c"]]), np.array([2, -1, 0, -1]), {1: "built", 3: "last"})
-    want = ["c", "built", "a", "last"]
+    def column():
+        return Column(pa.chunked_array([["a", "b"], ["c"]]), np.array([2, -1, 0, -1]), {1: "built", 3: "last"})
+
+    texts, want = column(), ["c", "built", "a", "last"]
     assert [texts[i] for i in range(4)] == want and [texts[-k] for k in range(1, 5)] == want[::-1]
+    assert texts.take([3, 0, 1, 0]) == ["last", "c", "built", "c"] and texts.take([]) == []
+    assert texts.take(np.array([2], dtype=np.int32)) == ["a"]
     assert list(texts) == want and texts[1:3] == want[1:3] and texts[3] == "last"
+    assert texts.take([3, 2]) == ["last", "a"]  # (from the list, once read whole)
+    assert column() == want and column() == tuple(want) and column() != want[:3] and column() == column()
 
 # promote's groups read from columns: texts that normalize alike (case, spaces, width), share
 # their first 60 characters, or differ; subjects empty or not; any domain

@@ -89,7 +89,7 @@ class Postings:
         self._arrays: dict[str, object] = {}
         self._rows: dict[str, object] = {}  # key -> its dense row (``_row``)
         self._recorded = recorded
-        self._year = None
+        self._year: dict[str, int] = {}  # a year -> ``_year_end``
         known = getattr(pool, "regular", None)  # (a ``rowscan.Pool`` compares over its column)
         self.regular = known if known is not None else all(a <= b for a, b in zip(recorded, recorded[1:], strict=False))
 
@@ -148,11 +148,19 @@ class Postings:
         self._lists.update(self._gather(more))
         self._covered |= more
 
-    def _years(self) -> list[str]:
-        """Each pool record's record year, as ``later`` compares it (text)."""
-        if self._year is None:
-            self._year = [t[:4] for t in self._recorded]
-        return self._year
+    def _year_end(self, year: str) -> int:
+        """The pool position after the last record recorded in ``year`` or before, record
+        years (text, as ``later`` compares them) only growing along the pool (``regular``):
+        found by bisection over the record times, not a year made for each of 342,000."""
+        end = self._year.get(year)
+        if end is None:
+            end = self._year[year] = bisect_right(self._recorded, year, key=lambda t: t[:4])
+        return end
+
+    def ids_at(self, positions) -> list[str]:
+        """The ids of the pool's records at ``positions``."""
+        take = getattr(self.ids, "take", None)  # (a ``rowscan.Pool``'s: one read of the column)
+        return take(positions) if take is not None else [self.ids[i] for i in positions]
 
     def _array(self, word: str):
         import numpy as np
@@ -248,7 +256,7 @@ class Postings:
             # every record before n's position was said before it (record time, then seq), so
             # ``later`` is its year condition alone, and record years only grow along the
             # pool: the records before both n and the first one recorded after n's year
-            end = min(self.position[n.id], bisect_right(self._years(), n.occurred_at[:4]))
+            end = min(self.position[n.id], self._year_end(n.occurred_at[:4]))
             hit, shared = self._counts(words, arrays, end, alive)
 
             def where(mask):  # the pool positions of the counts a mask picks, ascending
