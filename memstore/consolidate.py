@@ -242,6 +242,7 @@ class _Memo:
         self.alive = None  # the round's pool, as positions of the postings' pool
         self.candidates: dict[str, list[str]] = {}  # id -> its long ranking (ids)
         self.places: dict[str, object] = {}  # id -> its long ranking, as the postings' positions
+        self.domains: dict[str, list] = {}  # id -> its long ranking's domains
         self.relations: dict[tuple[str, str], object] = {}
         self.silent: frozenset[str] = frozenset()  # new records no check can make an event for
         # id -> (its long ranking, a bit set at each position whose check can make no event)
@@ -271,6 +272,7 @@ class _Memo:
     def reset(self, postings: Postings) -> None:
         """New postings: every ranking and check is made again."""
         self.postings, self.candidates, self.places, self.examined = postings, {}, {}, {}
+        self.domains = {}
         self.watchers, self.watched = {}, {}
 
     def sync(self, s) -> None:
@@ -950,7 +952,7 @@ def _build_candidates(s, new: list[Memory], ranked_of: dict[str, list[int]], mem
     snapshot builds a record when it is first read, and one by one a night's candidates (up
     to 20 a new record) would take a take of the table each."""
     if isinstance(s, Working) and s.source is not None:
-        s.build([memo.candidates[n.id][k] for n in new for k in ranked_of[n.id]])
+        s.build([memo.candidates[n.id][k] for n in new for k in _scoped(n, ranked_of[n.id], memo)])
 
 
 def _silent(new: list[Memory], postings: Postings, mapper) -> frozenset[str]:
@@ -1081,6 +1083,7 @@ def _candidates(n, memo: _Memo) -> list[int]:
     if long is None or (len(ranked) < _MAX_CANDIDATES and len(long) == _LONG):
         at = memo.postings.places(n, _LONG, memo.alive)
         long = memo.candidates[n.id] = memo.postings.ids_at(at)
+        memo.domains[n.id] = memo.postings.domains_at(at)
         memo.places[n.id] = np.array(at, dtype=np.int32)
         ranked = list(range(min(len(long), _MAX_CANDIDATES)))
     return ranked
@@ -1088,12 +1091,21 @@ def _candidates(n, memo: _Memo) -> list[int]:
 
 def _loud(n, ranked: list[int], s, memo: _Memo):
     """(record, position) of the candidates at ``ranked`` whose check with ``n`` may still make
-    an event: not those an earlier check found in another domain or unrelated (``relation``
-    None: a function of the texts), which no change of status or conflicts makes related."""
+    an event: in ``n``'s domain (a domain is a scope: a fact in one does not update another's),
+    and not found unrelated by an earlier check (``relation`` None: a function of the texts),
+    which no change of status or conflicts makes related."""
     long = memo.candidates[n.id]
+    return [(s.memories[long[k]], k) for k in _scoped(n, ranked, memo)]
+
+
+def _scoped(n, ranked: list[int], memo: _Memo) -> list[int]:
+    """The positions of ``_loud``'s candidates, their records not read: the domains are the
+    pool's (from a snapshot, its column: three of four candidates at 1M are in another
+    domain, and a record was built for each, 9,000 a night)."""
+    long, domains = memo.candidates[n.id], memo.domains.get(n.id)
     was = memo.quiet.get(n.id)
     quiet = was[1] if was is not None and was[0] is long else 0
-    return [(s.memories[long[k]], k) for k in ranked if not quiet >> k & 1]
+    return [k for k in ranked if not quiet >> k & 1 and (domains is None or domains[k] == n.domain)]
 
 
 def _retire(s, now: str, config) -> list[dict]:

@@ -83,6 +83,7 @@ class Pool(Sequence):
         self.rows, self.table_rows = rows, table_rows
         self.regular = regular  # whether ``recorded`` never falls along the pool (None: not known)
         self.rows_of = rows_of  # ids -> their table rows (-1: none), the snapshot's lookup (None: none)
+        self.domains = None  # each record's domain by position (a ``Column``), when read from a table
         self._inv = self._built = None  # table row -> position; a built record's id -> position
 
     def positions(self, ids: list[str]):
@@ -151,12 +152,18 @@ def pool_of(work, pooled, updatable: tuple[str, ...]) -> Pool:
     texts = Column(table.column("text"), at, {p: m.text for p, m in places})
     ids = Column(table.column("id"), at, {p: m.id for p, m in places})
     recorded = Column(table.column("recorded_at"), at, {p: m.recorded_at for p, m in places})
+    domains = Column(table.column("domain"), at, {p: m.domain for p, m in places})
     # (whether the record times never fall along the pool, compared over the column: Arrow
     # orders strings by their UTF-8 bytes, as Python's code points; a null is not regular)
     times = pa.concat_arrays([times, pa.array([m.recorded_at for m in built], type=pa.string())]).take(
         pa.array(order, type=pa.int64()))
     regular = len(times) < 2 or pc.all(pc.fill_null(pc.less_equal(times[:-1], times[1:]), False)).as_py()
-    return Pool(ids, texts, recorded, have.__getitem__, at, table.num_rows, bool(regular), work.source._at)
+    pool = Pool(ids, texts, recorded, have.__getitem__, at, table.num_rows, bool(regular), work.source._at)
+    pool.domains = domains
+    return pool
+
+
+_NONE = object()  # (no value held: a held value may be None)
 
 
 class Column(Sequence):
@@ -165,9 +172,10 @@ class Column(Sequence):
     held (``held``: position -> value, never None); ``take`` reads some positions' in one
     call, and iterating or slicing reads all of them in one take (a bulk import's first
     consolidate reads them all; a night, a few: the table's 342,000 texts taken and made into
-    strings cost 0.15 s, the ids and record times 0.1 s more). Equal to a list of its values."""
+    strings cost 0.15 s, the ids and record times 0.1 s more). Equal to a list of its values.
+    A held value may be None (a domain)."""
 
-    def __init__(self, column, rows, held: dict[int, str]):
+    def __init__(self, column, rows, held: dict[int, object]):
         self._column, self._rows, self._held, self._all = column, rows, held, None
 
     def __len__(self) -> int:
@@ -178,8 +186,8 @@ class Column(Sequence):
             return self._list()[i]
         if i < 0:
             i += len(self)
-        found = self._held.get(i)
-        return found if found is not None else self._column[int(self._rows[i])].as_py()
+        found = self._held.get(i, _NONE)
+        return found if found is not _NONE else self._column[int(self._rows[i])].as_py()
 
     def take(self, positions) -> list:
         """The values at ``positions`` (ints), in their order."""
@@ -194,8 +202,8 @@ class Column(Sequence):
         got = self._column.take(pa.array(np.maximum(self._rows[at], 0), type=pa.int64())).to_pylist()
         if self._held:
             for k, i in enumerate(at.tolist()):
-                found = self._held.get(i)
-                if found is not None:
+                found = self._held.get(i, _NONE)
+                if found is not _NONE:
                     got[k] = found
         return got
 

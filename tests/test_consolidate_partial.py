@@ -287,3 +287,34 @@ def _snapshot_after_a_night(records: list[dict], now: str) -> tuple[MemLog, Stat
         path.write_bytes(parquet_bytes(log.state))
         base, _meta = read_snapshot(path, keep=lambda table, marks: rows(table, marks, now))
     return log, base, len(log.events)
+
+
+def test_a_night_builds_no_candidate_of_another_domain(monkeypatch):
+    """Update candidates are ranked over every domain's pool records, but a domain is a scope:
+    a night from a snapshot reads each candidate's domain from the pool's column and builds
+    the records of its own domain's candidates only; the events are the whole state's."""
+    from memstore.working import Working
+
+    log = MemLog()
+    old = [{"text": f"The {w} service runs on host {i} in the main region", "domain": d, "kind": "fact"}
+           for i, w in enumerate(["billing", "search", "payments", "ledger", "gateway", "auth"]) for d in ("eng", "ops")]
+    log.remember(old, "2026-03-01T00:00:00Z", CONFIG)
+    log.append(_marked(log.state, now="2026-03-01T00:00:00Z", config=CONFIG, embedder=HASH), "2026-03-01T00:00:00Z")
+    taken = (parquet_bytes(log.state), len(log.events))
+    log.remember([{"text": f"The {w} service now runs on host {i + 9} in the main region", "domain": "eng",
+                   "kind": "fact"} for i, w in enumerate(["billing", "search", "payments"])],
+                 "2026-03-02T00:00:00Z", CONFIG)
+    now = "2026-03-02T00:00:00Z"
+    built: list[str] = []
+    inner = Working.build
+    monkeypatch.setattr(Working, "build", lambda self, ids: (built.extend(ids := list(ids)), inner(self, ids))[1])
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "state.parquet"
+        path.write_bytes(taken[0])
+        base, _meta = read_snapshot(path, keep=lambda table, marks: rows(table, marks, now))
+    part = _fold_partial(iter(log.events[taken[1]:]), base)
+    got = _marked(part, now=now, config=CONFIG, embedder=HASH)
+    assert got == _marked(log.state, now=now, config=CONFIG, embedder=HASH)
+    domains = {m.id: m.domain for m in log.state.memories.values()}
+    assert any(e["op"] in ("supersede", "conflict") for e in got)  # (candidates were compared)
+    assert built and all(domains.get(i) != "ops" for i in built)

@@ -273,6 +273,8 @@ def test_the_pools_texts_are_read_by_position_from_the_table_or_the_built_record
     assert list(texts) == want and texts[1:3] == want[1:3] and texts[3] == "last"
     assert texts.take([3, 2]) == ["last", "a"]  # (from the list, once read whole)
     assert column() == want and column() == tuple(want) and column() != want[:3] and column() == column()
+    domains = Column(pa.chunked_array([["eng", None, "ops"]]), np.array([1, -1, 0]), {1: None})  # (a held None)
+    assert [domains[i] for i in range(3)] == [None, None, "eng"] == domains.take([0, 1, 2]) == list(domains)
 
 # promote's groups read from columns: texts that normalize alike (case, spaces, width), share
 # their first 60 characters, or differ; subjects empty or not; any domain

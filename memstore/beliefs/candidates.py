@@ -157,6 +157,11 @@ class Postings:
             end = self._year[year] = bisect_right(self._recorded, year, key=lambda t: t[:4])
         return end
 
+    def domains_at(self, positions) -> list[str | None]:
+        """The domains of the pool's records at ``positions`` (a domain never changes)."""
+        domains = getattr(self.pool, "domains", None)  # (a ``rowscan.Pool``'s column: no record built)
+        return domains.take(positions) if domains is not None else [self.pool[i].domain for i in positions]
+
     def ids_at(self, positions) -> list[str]:
         """The ids of the pool's records at ``positions``."""
         take = getattr(self.ids, "take", None)  # (a ``rowscan.Pool``'s: one read of the column)
