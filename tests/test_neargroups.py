@@ -246,7 +246,7 @@ def test_a_group_kept_whole_is_ordered_counted_and_decided_as_its_active_members
     if alive:
         assert c._first(masked) == c._first(whole.subset(alive))
     plan = c._plan(None, masked, np.zeros((len(ids), 4), dtype=np.float32), "2027", mark=10)
-    assert plan.active.tolist() == mask.tolist() and plan.ids == ids and plan.nearest == {}
+    assert plan.active.tolist() == mask.tolist() and plan.ids == ids and plan.nearest is None  # (no snapshot)
 
 
 @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
