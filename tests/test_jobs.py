@@ -181,6 +181,43 @@ def test_a_night_with_many_new_records_warms_its_mapper_and_decides_the_same(mon
     assert night(c._WARM)[0] == 0
 
 
+def test_workers_end_when_their_parent_is_killed():
+    """A parent killed outright (SIGKILL) cannot stop its workers: they end by themselves,
+    instead of waiting for work and holding the pipes they inherited."""
+    import signal
+    import subprocess
+    import sys
+
+    code = ("import os, signal, sys\n"
+            "from memstore.embed import HashingEmbedder\n"
+            "from memstore.index.workers import EmbedPool\n"
+            "if __name__ == '__main__':\n"
+            "    pool = EmbedPool(HashingEmbedder(), 2)\n"
+            "    pool.warm()\n"
+            "    assert list(pool(str, [[1], [2]])) == ['[1]', '[2]']  # (they are up)\n"
+            "    print(' '.join(str(p) for p in pool._pool._processes), flush=True)\n"
+            "    os.kill(os.getpid(), signal.SIGKILL)\n")
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, timeout=60)
+    assert p.returncode == -signal.SIGKILL
+    pids = [int(x) for x in p.stdout.split()]
+    assert len(pids) == 2
+
+    def alive(pid: int) -> bool:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return False
+        try:  # (a zombie whose parent is gone is reaped by init: read its state)
+            return Path(f"/proc/{pid}/stat").read_text().split(") ")[1][0] != "Z"
+        except OSError:
+            return False
+
+    deadline = time.monotonic() + 10
+    while any(map(alive, pids)) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not any(map(alive, pids))
+
+
 def test_bad_jobs_values_are_refused():
     for jobs in (0, -1, 1.5, True):
         with pytest.raises(ValueError, match="positive integer"):

@@ -24,12 +24,29 @@ BATCH = 64  # texts per task, as the embedding cache has always embedded them
 MIN_TEXTS = 2 * BATCH  # fewer: embedded in-process
 START_SECONDS = 1.0  # about what starting the workers costs (a process, numpy, the model)
 AHEAD = 2  # batches in flight per worker: keeps workers busy, bounds what waits in memory
+ORPHAN_CHECK_SECONDS = 0.5  # how often a worker looks whether its parent is still there
 
 _WORKER: list = []  # the embedder of this worker process
 
 
-def _start_worker(embedder) -> None:
+def _start_worker(embedder, parent: int) -> None:
+    import threading
+
     _WORKER.append(embedder)
+    # a parent killed outright (SIGKILL, the OOM killer) does not stop its workers: they would
+    # wait for work forever, holding the pipes they inherited (a caller reading its output to
+    # the end then waits too); a worker whose parent is gone ends (``parent``: the pid that
+    # started it, given, since it may be gone before this runs)
+    threading.Thread(target=_orphaned, args=(parent,), daemon=True).start()
+
+
+def _orphaned(parent: int) -> None:
+    import os
+    import time
+
+    while os.getppid() == parent:
+        time.sleep(ORPHAN_CHECK_SECONDS)
+    os._exit(1)
 
 
 def _nothing() -> None:
@@ -141,10 +158,11 @@ class EmbedPool:
     def _started(self):
         if self._pool is None:
             import multiprocessing
+            import os
             from concurrent.futures import ProcessPoolExecutor
 
             self._pool = ProcessPoolExecutor(self.jobs, mp_context=multiprocessing.get_context("spawn"),
-                                             initializer=_start_worker, initargs=(self.inner,))
+                                             initializer=_start_worker, initargs=(self.inner, os.getpid()))
             for _ in range(self.jobs):  # (an executor starts a process a task: all of them now)
                 self._pool.submit(_nothing)
         return self._pool
