@@ -745,10 +745,12 @@ class _Plan(NamedTuple):
 
 
 def _plan(s, members, matrix, since: str, mark: int) -> _Plan:
-    """The group's columns and, for each fresh active member, its nearest older one with the
-    members active as the group is decided (as they are until the group's first event): all
-    of them, or those a ``_Masked`` group keeps (a later round's group kept whole, the
-    members no longer active masked out, is decided as the group of the others)."""
+    """The group's columns and the members active as it is decided: all of them, or those a
+    ``_Masked`` group keeps (a later round's group kept whole, the members no longer active
+    masked out, is decided as the group of the others); from a snapshot, for a group of
+    ``_AHEAD`` fresh members at most, each fresh active member's nearest older one with
+    those active (as they are until the group's first event), so that the records they name
+    are built in one pass."""
     import numpy as np
 
     members, mask = (members.members, members.mask) if isinstance(members, _Masked) else (members, None)

@@ -154,8 +154,9 @@ def consolidate(layout: Layout, *, now: str, config, embedder=None, dry_run: boo
     """The nightly consolidation, then its watermark (``consolidation``); from a snapshot it
     builds only the records it can scan for (``consolidate.rows``) and those it asks for by
     id. ``mapper``: see memstore.consolidate.consolidate (the CLI passes its embedding
-    workers'); ``keyer``: where update keys are cached (the CLI's key cache, beside the
-    embedding cache)."""
+    workers' pool, which a big night warms: a script passing one must guard its work with
+    ``if __name__ == "__main__"``, as spawned workers run its main module again); ``keyer``:
+    where update keys are cached (the CLI's key cache, beside the embedding cache)."""
     from .consolidate import rows
 
     return run_stage(layout, consolidation, now=now, config=config, dry_run=dry_run,
