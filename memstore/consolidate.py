@@ -665,10 +665,9 @@ def _first(members) -> tuple:
         import numpy as np
 
         whole = _whole(members)
-        keep = whole.seqs == (least := int((whole.seqs if members is whole else whole.seqs[members.mask]).min()))
-        if members is not whole:
-            keep &= members.mask
-        return least, min(whole.ids[i] for i in np.flatnonzero(keep).tolist())
+        kept = members.mask if isinstance(members, _Masked) else np.ones(len(whole), dtype=bool)
+        least = int(whole.seqs[kept].min())
+        return least, min(whole.ids[i] for i in np.flatnonzero(kept & (whole.seqs == least)).tolist())
     return min(map(_CANONICAL, members))
 
 
@@ -1033,7 +1032,7 @@ class _Prefetch:
     the next candidates. Gists and frames are pure functions of the text and seeding only
     caches them: what consolidate decides does not depend on when they arrive."""
 
-    def __init__(self, mapper, frames: int = _FRAMES):
+    def __init__(self, mapper, frames: int):
         import queue
         import threading
 
@@ -1271,14 +1270,15 @@ def consolidate(state, *, now: str, config, embedder=None, mapper=map, keyer=Non
         embedder = HashingEmbedder(config["embedder"]["hashing_dim"])
     work = Working.of(state)
     memo = _Memo(mapper, keyer, filed, near)
-    mark = work.marks.get("consolidate", 0)
-    fresh = [m for m in dict.values(work.memories) if m.seq > mark]
     warm = getattr(mapper, "warm", None)
-    held = work.source.table.num_rows if work.source is not None else len(work.memories)
-    if warm is not None and len(fresh) >= _WARM and held >= _WARM_STORE:
-        warm()  # (the update checks' gists and frames go to the workers, which come up meanwhile)
-    if near is not None:  # (its groups of the day's records checked on a thread meanwhile)
-        near.check_ahead({(m.domain or "", m.subject) for m in fresh if m.subject is not None and m.level == "raw"})
+    if warm is not None or near is not None:  # (the records created since the last mark)
+        mark = work.marks.get("consolidate", 0)
+        fresh = [m for m in dict.values(work.memories) if m.seq > mark]
+        held = work.source.table.num_rows if work.source is not None else len(work.memories)
+        if warm is not None and len(fresh) >= _WARM and held >= _WARM_STORE:
+            warm()  # (the update checks' gists and frames go to the workers, which come up meanwhile)
+        if near is not None:  # (its groups of the day's records checked on a thread meanwhile)
+            near.check_ahead({(m.domain or "", m.subject) for m in fresh if m.subject is not None and m.level == "raw"})
     events: list[dict] = []
     while True:
         batch: list[dict] = []

@@ -78,12 +78,12 @@ class Pool(Sequence):
     judged as built (an int64 array; None: not read from a table)."""
 
     def __init__(self, ids: list[str], texts: list[str], recorded: list[str], get, rows=None,
-                 table_rows: int | None = None, regular: bool | None = None, rows_of=None):
+                 table_rows: int | None = None, regular: bool | None = None, rows_of=None, domains=None):
         self.ids, self.texts, self.recorded, self._get = ids, texts, recorded, get
         self.rows, self.table_rows = rows, table_rows
         self.regular = regular  # whether ``recorded`` never falls along the pool (None: not known)
         self.rows_of = rows_of  # ids -> their table rows (-1: none), the snapshot's lookup (None: none)
-        self.domains = None  # each record's domain by position (a ``Column``), when read from a table
+        self.domains = domains  # each record's domain by position (a ``Column``), when read from a table
         self._inv = self._built = None  # table row -> position; a built record's id -> position
 
     def positions(self, ids: list[str]):
@@ -158,9 +158,7 @@ def pool_of(work, pooled, updatable: tuple[str, ...]) -> Pool:
     times = pa.concat_arrays([times, pa.array([m.recorded_at for m in built], type=pa.string())]).take(
         pa.array(order, type=pa.int64()))
     regular = len(times) < 2 or pc.all(pc.fill_null(pc.less_equal(times[:-1], times[1:]), False)).as_py()
-    pool = Pool(ids, texts, recorded, have.__getitem__, at, table.num_rows, bool(regular), work.source._at)
-    pool.domains = domains
-    return pool
+    return Pool(ids, texts, recorded, have.__getitem__, at, table.num_rows, bool(regular), work.source._at, domains)
 
 
 _NONE = object()  # (no value held: a held value may be None)
@@ -169,11 +167,11 @@ _NONE = object()  # (no value held: a held value may be None)
 class Column(Sequence):
     """A pool column's values by position (its texts, ids, record times): a table row's
     (``rows``: each position's, -1 for a record built) read when asked for, a built record's
-    held (``held``: position -> value, never None); ``take`` reads some positions' in one
-    call, and iterating or slicing reads all of them in one take (a bulk import's first
-    consolidate reads them all; a night, a few: the table's 342,000 texts taken and made into
-    strings cost 0.15 s, the ids and record times 0.1 s more). Equal to a list of its values.
-    A held value may be None (a domain)."""
+    held (``held``: position -> value, which may be None: a domain); ``take`` reads some
+    positions' in one call, and iterating or slicing reads all of them in one take (a bulk
+    import's first consolidate reads them all; a night, a few: the table's 342,000 texts
+    taken and made into strings cost 0.15 s, the ids and record times 0.1 s more). Equal to
+    a list of its values."""
 
     def __init__(self, column, rows, held: dict[int, object]):
         self._column, self._rows, self._held, self._all = column, rows, held, None

@@ -205,7 +205,7 @@ def _from_prior(table, rows, embedder, prior):
     # (a raw record's text never changes; held to it all the same)
     same = pc.fill_null(pc.equal(table.column("text").slice(0, n), old_table.column("text")), False)
     at[:n][~np.asarray(same.to_numpy(zero_copy_only=False), dtype=bool)] = -1
-    return (old._vectors if old._vectors is not None else None), at[rows]
+    return old._vectors, at[rows]
 
 
 _BLOCK = 16_384  # rows of vectors gathered, hashed and written at a time (16 MB at 256 dimensions)
