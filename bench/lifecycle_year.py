@@ -42,7 +42,7 @@ def main(runs: int) -> None:
     year = load_scenario()
     walls, stages = [], {"consolidate": [], "distill": []}
     for _ in range(runs):
-        memstore.consolidate._VECTORS.clear()  # cold caches: every run embeds and parses its texts
+        # cold caches: every run parses its texts (each consolidate holds its own vectors)
         for cached in (memstore.extractive.tokens, memstore.extractive.informative_sentence, memstore.extractive._central):
             cached.cache_clear()
         c, d = [], []

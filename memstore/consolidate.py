@@ -115,7 +115,8 @@ def decide(old: Memory, new: Memory, cosine: float, lower: float, upper: float, 
 
 class _Vectors:
     """Texts' vectors for one embedder, kept as the arrays the embedder returned (a cache, not
-    state): a lookup is a dict probe a text and one gather, not a numpy row object a text
+    state), for one run: the vectors a run holds came through its own embedder, so what it
+    embeds reaches that embedder's cache whatever ran before in the process. A lookup is a dict probe a text and one gather, not a numpy row object a text
     (220,000 of them a round at 1M, twice: 1.3 s of the night's near-duplicates), and what
     is fetched is kept as it came, not copied into one growing matrix (0.5 s at 1M)."""
 
@@ -159,7 +160,6 @@ class _Vectors:
         return out
 
 
-_VECTORS = _Vectors()
 # What it holds at most (beyond what one call needs), in bytes of float32 vectors: a night at
 # 1M whose day touched most subjects looks up ~220,000 group texts a round, and a cache of
 # 131,072 vectors was cleared and filled again each round (477,000 lookups instead of 222,000)
@@ -168,11 +168,10 @@ _CAP: int | None = None  # a number of vectors instead (tests)
 _PREFETCH = 32_768  # texts of the near-duplicate groups looked up in one call
 
 
-def _vectors(embedder, texts: list[str]):
-    """The vectors of ``texts`` as the rows of one matrix, in order."""
+def _vectors(embedder, texts: list[str], memo: _Vectors):
+    """The vectors of ``texts`` as the rows of one matrix, in order, kept in the run's ``memo``."""
     import numpy as np
 
-    memo = _VECTORS
     if memo.name != embedder.name:
         memo.clear(embedder.name)
     rows = memo.rows
@@ -235,6 +234,7 @@ class _Memo:
         self.keyer = keyer  # where update keys are looked up first (Postings), or None
         self.filed = filed  # the keys file of the snapshot the run opened (Postings), or None
         self.near = near  # its near-duplicate groups file (index.neargroups), or None
+        self.vectors = _Vectors()  # the near-duplicate groups' vectors, from round to round
         # (domain, subject) -> (the group's members at its last decision, their vectors), for
         # the groups read from ``near``: a later round takes the rows of those still active
         self.matrices: dict[tuple, tuple] = {}
@@ -420,7 +420,7 @@ def _near_duplicates(s, now: str, config, embedder, memo: _Memo) -> list[dict]:
         for group in groups.values():
             group.sort(key=_order)
         if filed:
-            _merge_filed(filed, groups, embedder, ready)
+            _merge_filed(filed, groups, embedder, ready, memo.vectors)
         if scan is not candidates:  # in the order a scan of every record meets them (below)
             groups = {k: groups[k] for k in sorted(groups, key=lambda k: _first(groups[k]))}
     else:  # (members kept in order: a record's _order never changes)
@@ -476,7 +476,7 @@ def _near_duplicates(s, now: str, config, embedder, memo: _Memo) -> list[dict]:
     def flush() -> None:
         # the vectors of several groups in one call: the embedding cache is looked up (and
         # what it lacks embedded, on the workers) once a batch instead of once a group
-        matrix, start = _vectors(embedder, [m.text for g in batch for m in g]), 0
+        matrix, start = _vectors(embedder, [m.text for g in batch for m in g], memo.vectors), 0
         for members in batch:
             pending.append((members, matrix[start:start + len(members)]))
             start += len(members)
@@ -532,14 +532,15 @@ def _filed(s, wanted: set[tuple], memo: _Memo) -> tuple[dict[tuple, tuple], set[
     return out, none
 
 
-def _merge_filed(filed: dict[tuple, tuple], groups: dict[tuple, list], embedder, ready: dict) -> None:
+def _merge_filed(filed: dict[tuple, tuple], groups: dict[tuple, list], embedder, ready: dict,
+                 vectors: _Vectors) -> None:
     """Each of the ``filed`` groups as ``groups`` then holds it: the members read from the
     table merged in ``_order`` with those listed (``groups``' own, built, in ``_order``),
     and its vectors into ``ready``: the table's from the file, the listed ones' looked up."""
     import numpy as np
 
     listed = [m for key in filed for m in groups.get(key, ())]
-    looked = _vectors(embedder, [m.text for m in listed])
+    looked = _vectors(embedder, [m.text for m in listed], vectors)
     start = 0
     for key, (made, mine, vecs) in filed.items():
         built = groups.get(key, [])

@@ -17,7 +17,6 @@ from memstore.consolidate import (
     _policy_conflicts,
     _promote,
     _retire,
-    _vectors,
     comparable,
     duplicate_events,
     thresholds,
@@ -41,7 +40,7 @@ def _near_duplicates(s, now: str, config, embedder) -> list[dict]:
         if len(members) < 2 or all(m.recorded_at < since for m in members):
             continue
         members.sort(key=_order)
-        vecs = dict(zip((m.id for m in members), _vectors(embedder, [m.text for m in members]), strict=True))
+        vecs = dict(zip((m.id for m in members), embedder.embed([m.text for m in members], "passage"), strict=True))
         for j, new in enumerate(members):
             new = s.memories[new.id]
             if new.recorded_at < since or new.status != "active":

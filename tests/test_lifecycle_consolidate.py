@@ -218,13 +218,13 @@ def test_the_vector_memo_stays_bounded_and_answers_every_text(monkeypatch):
 
     emb = HashingEmbedder(64)
     monkeypatch.setattr(c, "_CAP", 8)
-    monkeypatch.setattr(c, "_VECTORS", c._Vectors())
+    memo = c._Vectors()
     first = [f"memory number {i}" for i in range(6)]
-    c._vectors(emb, first)
+    c._vectors(emb, first, memo)
     mixed = first[:4] + [f"another memory {i}" for i in range(4)]  # 4 held, 4 new: past the bound
-    got = c._vectors(emb, mixed)
+    got = c._vectors(emb, mixed, memo)
     assert all(np.array_equal(g, e) for g, e in zip(got, emb.embed(mixed, "passage"), strict=True))
-    assert len(c._VECTORS) <= 8
+    assert len(memo) <= 8
 
 
 @settings(max_examples=50, deadline=None)
@@ -238,17 +238,13 @@ def test_the_vector_memo_answers_each_text_across_the_calls_that_fetched_them(ca
     from memstore import consolidate as c
 
     emb = HashingEmbedder(32)
-    memo = c._VECTORS
-    try:
-        c._VECTORS = c._Vectors()
-        for call in calls:
-            texts = [f"memory number {i}" for i in call]
-            got = c._vectors(emb, texts)
-            assert got.shape == (len(texts), 32)
-            assert np.array_equal(got, np.asarray(emb.embed(texts, "passage")).reshape(len(texts), 32))
-        assert len(c._VECTORS.arrays) == len(c._VECTORS.starts) <= len(calls)
-    finally:
-        c._VECTORS = memo
+    memo = c._Vectors()
+    for call in calls:
+        texts = [f"memory number {i}" for i in call]
+        got = c._vectors(emb, texts, memo)
+        assert got.shape == (len(texts), 32)
+        assert np.array_equal(got, np.asarray(emb.embed(texts, "passage")).reshape(len(texts), 32))
+    assert len(memo.arrays) == len(memo.starts) <= len(calls)
 
 
 class _Logged:
@@ -279,21 +275,17 @@ def test_vectors_read_from_the_embedding_cache_equal_the_embedders(calls, cached
     from memstore.index.embcache import CachedEmbedder, EmbeddingCache
 
     plain = HashingEmbedder(32)
-    memo = c._VECTORS
     with tempfile.TemporaryDirectory() as tmp:
         cache = EmbeddingCache(Path(tmp) if on_disk else None, plain.name, plain.dim)
         warm = [f"memory number {i}" for i in sorted(cached)]
         cache.embed(plain, warm)  # (the cache holds these before the run)
         logged = _Logged(plain)
         emb = CachedEmbedder(logged, cache)
-        try:
-            c._VECTORS = c._Vectors()
-            for call in calls:
-                texts = [f"memory number {i}" for i in call]
-                got = c._vectors(emb, texts)
-                assert np.array_equal(got, np.asarray(plain.embed(texts, "passage")).reshape(len(texts), 32))
-            embedded = [t for asked in logged.asked for t in asked]
-            assert len(embedded) == len(set(embedded)) and not set(embedded) & set(warm)
-            assert all(asked == sorted(asked) for asked in logged.asked)
-        finally:
-            c._VECTORS = memo
+        memo = c._Vectors()
+        for call in calls:
+            texts = [f"memory number {i}" for i in call]
+            got = c._vectors(emb, texts, memo)
+            assert np.array_equal(got, np.asarray(plain.embed(texts, "passage")).reshape(len(texts), 32))
+        embedded = [t for asked in logged.asked for t in asked]
+        assert len(embedded) == len(set(embedded)) and not set(embedded) & set(warm)
+        assert all(asked == sorted(asked) for asked in logged.asked)

@@ -341,7 +341,7 @@ def test_a_night_reads_its_groups_from_the_file_over_rounds_with_members_built_s
         {k: len(v[0]) for k, v in filed.items()}) or inner(filed, *a))
     looked = []
     vectors = c._vectors
-    monkeypatch.setattr(c, "_vectors", lambda e, texts: looked.extend(texts) or vectors(e, texts))
+    monkeypatch.setattr(c, "_vectors", lambda e, texts, memo: looked.extend(texts) or vectors(e, texts, memo))
     decided = _decided(monkeypatch)
     texts = [r["text"] for r in older]
     part, near, embedder = _with_file(log, snapshot, cut, now, texts, tmp_path)
