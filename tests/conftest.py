@@ -1,7 +1,10 @@
 """Shared helpers: run the CLI in-process or as a subprocess, fingerprint a store.
 
-Every test works on real files under tmp_path and passes --now explicitly; the
-environment is cleared of MEMSTORE_* so a developer's own store is never touched.
+Every test works on real files under tmp_path and passes --now explicitly. The suite is
+hermetic: each test process (the controller and every xdist worker) gets a home of its own
+(HOME and the XDG directories, inherited by the subprocesses it starts), the environment is
+cleared of MEMSTORE_*, and a guard fails the test that opens, makes or removes anything in
+the real home's memstore directories (the user's store, embedding cache and settings).
 """
 
 from __future__ import annotations
@@ -10,9 +13,12 @@ import hashlib
 import io
 import json
 import os
+import pwd
+import shutil
 import stat
 import subprocess
 import sys
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -41,6 +47,98 @@ class Result:
 
     def jsonl(self) -> list:
         return [json.loads(line) for line in self.out.splitlines()]
+
+
+REAL_HOME_VAR = "PYTEST_MEMSTORE_REAL_HOME"  # (set once, by the first process: workers inherit a fake HOME)
+_HOME: list[str] = []  # this process's own home
+_TOUCHED: list[str] = []  # what was done to the real home's memstore directories, as it happened
+_GUARDED_EVENTS = {"open", "os.mkdir", "os.remove", "os.rename", "os.rmdir", "os.truncate", "shutil.rmtree",
+                   "os.chmod", "os.utime", "os.symlink", "os.link", "os.listdir", "os.scandir"}
+
+
+def real_home_dirs() -> tuple[str, ...]:
+    """The real home's directories that memstore uses: what no test may touch."""
+    homes = {os.environ[REAL_HOME_VAR], pwd.getpwuid(os.getuid()).pw_dir}
+    return tuple(sorted({os.path.join(os.path.realpath(h), *part) for h in homes for part in
+                         ((".cache", "memstore"), (".local", "share", "memstore"), (".config", "memstore"))}))
+
+
+def _fingerprint(roots: tuple[str, ...]) -> list[tuple]:
+    """Every path under ``roots`` with its size and modification time."""
+    out = []
+    for root in roots:
+        for top, dirs, files in os.walk(root):
+            for name in sorted(dirs + files):
+                st = os.lstat(os.path.join(top, name))
+                out.append((os.path.join(top, name), st.st_size, st.st_mtime_ns))
+    return sorted(out)
+
+
+def _guard(event: str, args: tuple) -> None:
+    if not _GUARD_ON or event not in _GUARDED_EVENTS or not args or not isinstance(args[0], str | bytes | os.PathLike):
+        return
+    path = os.fsdecode(args[0])
+    if not os.path.isabs(path):
+        path = os.path.join(os.getcwd(), path)
+    path = os.path.normpath(path)
+    for root in _GUARDED:
+        if path == root or path.startswith(root + os.sep):
+            _TOUCHED.append(f"{event} {path}")
+            raise PermissionError(f"a test touched the real home: {event} {path}")
+
+
+_GUARDED: tuple[str, ...] = ()
+_GUARD_ON = False
+_BEFORE: list[list[tuple]] = []  # the real home's memstore directories as the session began
+
+
+def pytest_configure(config) -> None:
+    """A home of this process's own, before any test or subprocess runs."""
+    global _GUARDED, _GUARD_ON
+    if _HOME:
+        return
+    os.environ.setdefault(REAL_HOME_VAR, os.environ.get("HOME") or pwd.getpwuid(os.getuid()).pw_dir)
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
+    home = tempfile.mkdtemp(prefix=f"memstore-tests-{worker}-")
+    _HOME.append(home)
+    for name in [k for k in os.environ if k.startswith("MEMSTORE_")]:
+        del os.environ[name]
+    os.environ["HOME"] = home
+    for var, sub in (("XDG_CACHE_HOME", ".cache"), ("XDG_DATA_HOME", ".local/share"),
+                     ("XDG_CONFIG_HOME", ".config"), ("XDG_STATE_HOME", ".local/state")):
+        os.environ[var] = os.path.join(home, sub)
+    _GUARDED = real_home_dirs()
+    _BEFORE.append(_fingerprint(_GUARDED))
+    _GUARD_ON = True
+    sys.addaudithook(_guard)
+
+
+def pytest_sessionfinish(session, exitstatus) -> None:
+    """The subprocesses the tests started are held too: the real home's memstore directories
+    end the session as they began it."""
+    global _GUARD_ON
+    if not _BEFORE:
+        return
+    _GUARD_ON = False
+    changed = sorted(set(_fingerprint(_GUARDED)) ^ set(_BEFORE[0]))
+    _GUARD_ON = True
+    if changed:
+        sys.stderr.write(f"\nthe test run changed the real home: {changed[:5]}\n")
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+def pytest_unconfigure(config) -> None:
+    if _HOME:
+        shutil.rmtree(_HOME.pop(), ignore_errors=True)
+
+
+@pytest.fixture(autouse=True)
+def _real_home_untouched():
+    """Fails the test during which something touched the real home's memstore directories."""
+    seen = len(_TOUCHED)
+    yield
+    touched = _TOUCHED[seen:]
+    assert not touched, f"the test touched the real home: {touched[:5]}"
 
 
 @pytest.fixture(autouse=True)
