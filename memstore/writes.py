@@ -134,7 +134,8 @@ def run_stage(layout: Layout, stage: Callable[..., list[dict]], *, now: str, con
 def consolidation(state, **kw) -> list[dict]:
     """A consolidation's events, then its watermark (a ``mark`` event, when records were
     created since the last one): ``consolidate``'s stage for ``run_stage``."""
-    from .consolidate import consolidate, watermark
+    from .consolidate import consolidate
+    from .lifecycle.rules import watermark
 
     mark = watermark(state, kw["now"])
     origin = getattr(getattr(state.memories, "source", None), "origin", None)
@@ -149,14 +150,34 @@ def consolidation(state, **kw) -> list[dict]:
     return consolidate(state, **kw) + ([mark] if mark else [])
 
 
+ENGINES = ("engine", "reference")  # how a consolidation is computed: the same events
+
+
+def reference_consolidation(state, **kw) -> list[dict]:
+    """``consolidation`` computed by ``memstore.lifecycle.reference`` over the whole state."""
+    from .lifecycle.reference import consolidate
+    from .lifecycle.rules import watermark
+
+    mark = watermark(state, kw["now"])
+    return consolidate(state, now=kw["now"], config=kw["config"], embedder=kw.get("embedder")) + \
+        ([mark] if mark else [])
+
+
 def consolidate(layout: Layout, *, now: str, config, embedder=None, dry_run: bool = False,
-                mapper=map, keyer=None) -> StageRun:
+                mapper=map, keyer=None, engine: str = "engine") -> StageRun:
     """The nightly consolidation, then its watermark (``consolidation``); from a snapshot it
     builds only the records it can scan for (``consolidate.rows``) and those it asks for by
     id. ``mapper``: see memstore.consolidate.consolidate (the CLI passes its embedding
     workers' pool, which a big night warms: a script passing one must guard its work with
     ``if __name__ == "__main__"``, as spawned workers run its main module again); ``keyer``:
-    where update keys are cached (the CLI's key cache, beside the embedding cache)."""
+    where update keys are cached (the CLI's key cache, beside the embedding cache).
+    ``engine``: "engine" (memstore.consolidate) or "reference" (memstore.lifecycle.reference,
+    every record of the whole state each round: slow, the same events)."""
+    if engine not in ENGINES:
+        raise ValueError(f"consolidate engine {engine!r}: use one of {', '.join(ENGINES)}")
+    if engine == "reference":
+        return run_stage(layout, reference_consolidation, now=now, config=config, dry_run=dry_run,
+                         embedder=embedder)
     from .consolidate import rows
 
     return run_stage(layout, consolidation, now=now, config=config, dry_run=dry_run,

@@ -1,9 +1,10 @@
-"""Consolidation that does only the work that can have changed (issue 15, item 2).
+"""Consolidation that does only the work that can have changed.
 
 - Within a run, the stages repeat until nothing is left to say; later rounds reuse the
   update rankings, relations and near-duplicate decisions that cannot have changed. The
-  events must be those of recomputing everything each round: ``consolidate_oracle`` is
-  the algorithm as it was, and random histories are held to it event for event.
+  events must be those of recomputing everything each round: the reference
+  (``memstore.lifecycle.reference``, imported here as ``oracle``) does so, and random
+  histories are held to it event for event.
 - Across runs, the write path appends a ``mark`` after each run's events, and the next run
   compares only records created after it. Random nightly histories are held to nightly
   runs without marks (each run comparing the whole ``lookback_days`` window again).
@@ -19,13 +20,15 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from memstore.config import load_config
-from memstore.consolidate import consolidate, watermark
+from memstore.consolidate import consolidate
 from memstore.embed import HashingEmbedder
+from memstore.lifecycle import reference as oracle
+from memstore.lifecycle import rules
+from memstore.lifecycle.rules import watermark
 from memstore.memlog import MemLog
 from memstore.timeutil import ts_after
 
 sys.path.insert(0, str(Path(__file__).parent))
-import consolidate_oracle as oracle  # noqa: E402
 
 CONFIG = load_config(None)
 MANUAL = load_config("[conflicts]\nauto_supersede = false\n")
@@ -104,13 +107,13 @@ def test_a_short_candidate_list_gives_the_events_of_recomputing_every_round(requ
     for at, req in _history(requests):
         log.remember([req], at, CONFIG)
     now = ts_after(log.state.at, later)
-    saved = c._MAX_CANDIDATES, c._LONG, oracle._MAX_CANDIDATES
-    c._MAX_CANDIDATES, c._LONG, oracle._MAX_CANDIDATES = limit, 3 * limit, limit
+    saved = c._MAX_CANDIDATES, c._LONG, rules.MAX_CANDIDATES
+    c._MAX_CANDIDATES, c._LONG, rules.MAX_CANDIDATES = limit, 3 * limit, limit
     try:
         assert consolidate(log.state, now=now, config=CONFIG, embedder=HASH) == \
             oracle.consolidate(log.state, now=now, config=CONFIG, embedder=HASH)
     finally:
-        c._MAX_CANDIDATES, c._LONG, oracle._MAX_CANDIDATES = saved
+        c._MAX_CANDIDATES, c._LONG, rules.MAX_CANDIDATES = saved
 
 
 # many subjects, a few days: near-duplicate groups whose first records leave in one round
@@ -175,15 +178,15 @@ def test_frames_computed_ahead_change_no_event(requests, later, small):
         log.remember([req], at, CONFIG)
     now = ts_after(log.state.at, later)
     frame.cache_clear()  # (so the frames are computed ahead, not found)
-    saved = c._BLOCK, c._FRAMES, c._MAX_CANDIDATES, c._LONG, oracle._MAX_CANDIDATES
+    saved = c._BLOCK, c._FRAMES, c._MAX_CANDIDATES, c._LONG, rules.MAX_CANDIDATES
     if small is not None:
         c._BLOCK, c._FRAMES, limit = small
-        c._MAX_CANDIDATES, c._LONG, oracle._MAX_CANDIDATES = limit, 3 * limit, limit
+        c._MAX_CANDIDATES, c._LONG, rules.MAX_CANDIDATES = limit, 3 * limit, limit
     try:
         assert consolidate(log.state, now=now, config=CONFIG, embedder=HASH, mapper=_elsewhere) == \
             oracle.consolidate(log.state, now=now, config=CONFIG, embedder=HASH)
     finally:
-        c._BLOCK, c._FRAMES, c._MAX_CANDIDATES, c._LONG, oracle._MAX_CANDIDATES = saved
+        c._BLOCK, c._FRAMES, c._MAX_CANDIDATES, c._LONG, rules.MAX_CANDIDATES = saved
 
 
 def test_silent_records_are_passed_over_and_change_no_event(monkeypatch):

@@ -12,9 +12,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from memstore.config import load_config
-from memstore.consolidate import consolidate, decide, thresholds
+from memstore.consolidate import consolidate, thresholds
 from memstore.cosine import dot
 from memstore.embed import HashingEmbedder
+from memstore.lifecycle.rules import decide
 from memstore.memlog import MemLog
 from memstore.model import Memory
 

@@ -23,7 +23,10 @@ time. Prints one line per event appended.
 Texts not in the embedding cache are embedded on --jobs worker processes
 (default: the machine's cores) when there are many; a run with 256 new memories
 or more in a store of 100,000 or more also checks their updates there, the
-workers starting as it opens."""
+workers starting as it opens.
+--engine reference computes the same events with the plain reference
+implementation of the rules (every memory, every round; slow): a check of the
+engine on a real store, e.g. `consolidate --dry-run --json --engine reference`."""
 
 EPILOG = """\b
 Examples:
@@ -37,7 +40,16 @@ def run(
     now: NowOpt = None,
     json: JsonOpt = False,
     jobs: JobsOpt = None,
+    engine: Annotated[str, typer.Option(
+        "--engine", envvar="MEMSTORE_CONSOLIDATE", show_envvar=True, metavar="NAME",
+        help="engine (the default) or reference: how the events are computed; the same events.")] = "engine",
 ) -> None:
+    from memstore.errors import UsageError
+    from memstore.writes import ENGINES
+
     from ..stage import run_stage
 
-    run_stage("consolidate", now=now, json=json, dry_run=dry_run, embedder=True, jobs=job_count(jobs))
+    if engine not in ENGINES:
+        raise UsageError(f"--engine {engine!r} is not one of: {', '.join(ENGINES)}")
+    run_stage("consolidate", now=now, json=json, dry_run=dry_run, embedder=True, jobs=job_count(jobs),
+              engine=engine)
