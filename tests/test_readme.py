@@ -284,3 +284,57 @@ def test_readme_mcp_config_starts_a_server_that_answers(tmp_path):
     seen = subprocess.run([command, "--store", str(store), "recall", "billing Postgres salary bands", "--json",
                            "--no-touch", "--now", now], env=env, capture_output=True, text=True, timeout=120)
     assert len(json.loads(seen.stdout)["results"]) == 2  # the owner sees what coder's grants hid
+
+
+# --------------------------------------------------------------------------- the documents themselves
+
+DOCS = [README, ROOT / "CHANGELOG.md", *sorted((ROOT / "docs").glob("*.md"))]
+FENCE = re.compile(r"^```.*?^```", re.S | re.M)
+LINK = re.compile(r"(?<!!)\[[^\]\n]*\]\(([^)\s]+)(?:\s+\"[^\"]*\")?\)|^\[[^\]\n]+\]:\s*(\S+)", re.M)
+
+
+def test_readme_is_short_enough_to_read():
+    """The README is the user's document: the history and the measurements' detail live in
+    docs/ and CHANGELOG.md, so the README stays small and no line runs on."""
+    data = README.read_bytes()
+    assert len(data) < 40_000, f"README.md is {len(data):,} bytes; move detail to docs/"
+    longest = max(README.read_text().splitlines(), key=len)
+    assert len(longest) <= 1000, f"README.md has a line of {len(longest)} characters: {longest[:80]}…"
+
+
+@pytest.mark.parametrize("doc", DOCS, ids=lambda p: str(p.relative_to(ROOT)))
+def test_documents_have_no_line_over_1000_characters(doc):
+    """Long lines are split into lists or paragraphs, so a diff of a document names what changed."""
+    over = [(n, len(line)) for n, line in enumerate(doc.read_text().splitlines(), 1) if len(line) > 1000]
+    assert over == [], f"{doc.name}: lines over 1,000 characters (line, length): {over}"
+
+
+def _slug(heading: str) -> str:
+    """A heading's anchor as GitHub writes it: lower case, punctuation dropped, spaces to hyphens."""
+    text = re.sub(r"[`*_]", "", heading.strip().lower())
+    text = re.sub(r"[^\w\- ]", "", text)
+    return text.replace(" ", "-")
+
+
+def _anchors(path: Path) -> set[str]:
+    text = FENCE.sub("", path.read_text())
+    return {_slug(m.group(1)) for m in re.finditer(r"^#{1,6} (.+)$", text, re.M)}
+
+
+@pytest.mark.parametrize("doc", DOCS, ids=lambda p: str(p.relative_to(ROOT)))
+def test_relative_links_point_to_files_that_exist(doc):
+    """Every relative link (outside code blocks) names a file of the repository, and a
+    #fragment on a Markdown file names one of its headings."""
+    text = re.sub(r"`[^`\n]*`", "", FENCE.sub("", doc.read_text()))
+    broken = []
+    for m in LINK.finditer(text):
+        target = m.group(1) or m.group(2)
+        if re.match(r"[a-z][a-z0-9+.-]*:", target, re.I):  # http:, https:, mailto:
+            continue
+        path, _, fragment = target.partition("#")
+        where = (doc.parent / path).resolve() if path else doc
+        if not where.exists():
+            broken.append(target)
+        elif fragment and where.suffix == ".md" and fragment not in _anchors(where):
+            broken.append(target)
+    assert broken == [], f"{doc.relative_to(ROOT)}: links to nothing: {broken}"

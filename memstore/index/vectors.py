@@ -12,7 +12,7 @@ copy of the matrix lay beside it too, ``.rows``: the index on disk held every ve
 The vectors are stored in half precision (IEEE binary16, rounded by numpy to nearest even,
 so the same bits whatever the machine): half the file, the memory of a build and the pages
 a search maps. Scores move by about 1e-3; the relevance set keeps its recall@5 (measured in
-the README); the embedding cache, which consolidate's near-duplicate cosines read, stays
+docs/perf.md); the embedding cache, which consolidate's near-duplicate cosines read, stays
 float32.
 """
 
