@@ -123,7 +123,8 @@ def pytest_sessionfinish(session, exitstatus) -> None:
     changed = sorted(set(_fingerprint(_GUARDED)) ^ set(_BEFORE[0]))
     _GUARD_ON = True
     if changed:
-        sys.stderr.write(f"\nthe test run changed the real home: {changed[:5]}\n")
+        sys.stderr.write(f"\nthe real home's memstore directories changed during the run (a test's subprocess, "
+                         f"or memstore used outside the tests meanwhile): {changed[:5]}\n")
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
