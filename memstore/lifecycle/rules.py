@@ -63,7 +63,8 @@ def fresh(m: Memory, since: str, mark: int) -> bool:
 
 def expiring(m: Memory, now: str) -> bool:
     """An active short-term record whose time is up."""
-    return m.status == "active" and m.tier == "short" and bool(m.expires_at) and m.expires_at <= now
+    due = m.expires_at
+    return m.status == "active" and m.tier == "short" and due is not None and due != "" and due <= now
 
 
 def pooled(m: Memory) -> bool:
