@@ -8,7 +8,7 @@ day order (one `remember --jsonl -` per day, no --kind or --subject), runs a nig
 one `recall --batch - --no-touch --json` (k 10) the day after the last (harness:
 tests/belief_support.py). Prints:
   - current-first: the share of update scenarios whose new memory is in the top 10 with
-    the old one absent or below it (issue 13's bar: >= 90%), by language and category;
+    the old one absent or below it (the bar: >= 90%), by language and category;
   - supersession precision and recall, counting supersede events only and supersede or
     conflict (an open conflict for a person), with every false-positive pair;
   - stable facts: superseded ones (the bar: none) and those not in the top 10;

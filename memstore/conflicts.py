@@ -102,7 +102,7 @@ def conflict_id(old: str, new: str) -> str:
 
 def between_agents(old: Memory, new: Memory) -> bool:
     """Two different agents wrote the two sides: neither wins by being newer; the conflict
-    stays open for harmonize or a person (seed 002)."""
+    stays open for harmonize or a person."""
     return bool(old.agent and new.agent and old.agent != new.agent)
 
 

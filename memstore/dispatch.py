@@ -1,4 +1,4 @@
-"""The dispatch preamble, as seed 002 builds it for an agent's prompt.
+"""The dispatch preamble: what an agent's prompt is given before its task.
 
 Exactly three parts, framed as user data (memstore.recall.preamble's wording):
 

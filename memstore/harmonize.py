@@ -1,4 +1,4 @@
-"""Harmonize (seed 002): settle beliefs that two agents hold against each other.
+"""Harmonize: settle beliefs that two agents hold against each other.
 
 For every open conflict whose sides were written by two different agents, propose
 which to keep: the side with more evidence (times it was said, plus the outcomes

@@ -1,4 +1,4 @@
-"""Working memory (seed 002): one private, free-form scratchpad per agent.
+"""Working memory: one private, free-form scratchpad per agent.
 
 "What an agent was in the middle of": carried to its next run, never promoted to a
 fact, never recalled for anyone else, injected verbatim into that agent's own preamble.

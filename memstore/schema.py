@@ -467,7 +467,7 @@ def event_problem(e, *, strict: bool = False, ids: bool = False, max_chars: int 
         return f"op {_show(op)} is not a string"
     try:
         _ts(e.get("at"), "at")
-        _label(e.get("agent"), "agent")  # who wrote it, on any event (seed 002's identity)
+        _label(e.get("agent"), "agent")  # who wrote it, on any event (the agent's identity)
         if op in CREATING:
             _check_created(e, strict, ids, max_chars)
         elif op in _OPS:

@@ -22,7 +22,7 @@ class State:
     keys: dict[str, str] = field(default_factory=dict)
     seq: int = 0
     at: str | None = None
-    # each agent's working memory (seed 002): {agent: {"text": ..., "at": ...}}; never a record
+    # each agent's working memory: {agent: {"text": ..., "at": ...}}; never a record
     notes: dict[str, dict] = field(default_factory=dict)
     # lifecycle watermarks ("mark" events): {stage: the last seq its run examined}; log
     # positions, like ``seq``, so not part of the digest (a state export does not carry them)

@@ -1,4 +1,4 @@
-"""The agent-facing verbs (seed 002), one function each, with their JSON schemas.
+"""The agent-facing verbs, one function each, with their JSON schemas.
 
 ``memstore serve`` exposes them as MCP tools (and as JSON lines with ``--jsonl``); the
 tests drive them through both. ``call(resident, name, args, now=..., agent=...)`` checks

@@ -428,7 +428,7 @@ class NotesSet(NamedTuple):
 
 
 def set_notes(layout: Layout, agent: str, text: str, *, mode: str = "set", now: str) -> NotesSet:
-    """Write an agent's working memory (seed 002): ``set`` replaces it, ``append`` adds a
+    """Write an agent's working memory: ``set`` replaces it, ``append`` adds a
     line, ``clear`` empties it. The log holds the whole result each time, so an append
     racing another is re-planned on the text the other left."""
     from .access import check_agent
@@ -458,7 +458,7 @@ class Superseded(NamedTuple):
 
 def supersede_fact(layout: Layout, ref: str, draft: Draft, *, now: str, config, agent: str | None = None,
                    access=None) -> Superseded:
-    """Replace a memory with a new statement (seed 002's supersede_fact): the new record is
+    """Replace a memory with a new statement: the new record is
     added (or reinforced) and the old one superseded from ``now`` (history kept). A repo
     fact never supersedes a workspace one or the reverse: both must share the domain."""
     from .access import readable

@@ -1,4 +1,4 @@
-"""Agents through the CLI (issue 14, items 2-7): agent identity (--agent, MEMSTORE_AGENT) on
+"""Agents through the CLI: agent identity (--agent, MEMSTORE_AGENT) on
 events and records, working memory (memstore notes), repo scopes (--repo), the dispatch
 preamble (memstore preamble), harmonize for two agents' conflicting beliefs, and
 `policy add` under grants. In-process CLI, hashing embedder, explicit --now."""

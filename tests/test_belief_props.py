@@ -1,4 +1,4 @@
-"""Properties of belief updates (hypothesis; issue 13, item 1), in process: small stores
+"""Properties of belief updates (hypothesis), in process: small stores
 drawn from pairs of the belief-update set (an update and what it updates, or a stable fact
 and its lookalike), recorded in any order over a few months, some backdated, some carrying
 outcomes, consolidated every night.

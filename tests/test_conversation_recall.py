@@ -1,4 +1,4 @@
-"""End to end on one small conversation (issue 16): months of sessions written turn by turn as
+"""End to end on one small conversation: months of sessions written turn by turn as
 a user would (one `remember --jsonl` per session with its --now, the nightly consolidate), then
 multi-part and temporal questions through `recall` at their own --now."""
 

@@ -1,4 +1,4 @@
-"""Conversations as a shape (issue 16, item 1): a turn's session and position, and recall
+"""Conversations as a shape: a turn's session and position, and recall
 reading a strong match's neighbouring turns (a question and its short answer)."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The conversation benchmark's data (fixtures/conversations/, issue 16 item 4).
+"""The conversation benchmark's data (fixtures/conversations/).
 
 - the generator is deterministic: regenerating into a temporary directory gives the committed
   files byte for byte;

@@ -1,5 +1,5 @@
 """Damaged, swapped and stale derived files (snapshots, indexes) never crash a read and never
-make it answer from a file that disagrees with the log (issue 12, items 8, 9 and 12).
+make it answer from a file that disagrees with the log.
 
 For each damage: every read command answers exactly as the undamaged store does (or fails
 with one clear Error line and no traceback), ``verify`` reports it, and ``verify --repair``
@@ -140,7 +140,7 @@ def snapshot_fifo(store: Path, other: Path) -> None:
 def copy_over(pattern: str, source: str):
     """Write a file of the same kind from another index over ours, keeping our name: each
     Tantivy file is internally valid (its CRC footer passes), so only the manifest's file
-    list can tell (issue 12: setback/swap of single segment files)."""
+    list can tell (a setback or swap of single segment files)."""
     def damage(store: Path, other: Path) -> None:
         src = other if source == "other" else other.parent / "early"
         ours = one(store, pattern)

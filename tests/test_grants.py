@@ -1,4 +1,4 @@
-"""Access grants (issue 14, item 5): the lookup order of a grant row, the [agents] and
+"""Access grants: the lookup order of a grant row, the [agents] and
 [grants] tables of memstore.toml, and `none` holding on every surface an agent reads
 through: recall (every format, --batch, the graph voice), the preamble, judge, show,
 export, log, conflicts, brief, forget and the server's tools; with a property test over

@@ -1,4 +1,4 @@
-"""Hostile memstore.toml values (issue 12, item 10): every numeric setting has a documented
+"""Hostile memstore.toml values: every numeric setting has a documented
 range; NaN, infinities, out-of-range and fractional whole numbers are refused with one
 `Error:` line naming the key (exit 2), no traceback, and the store left as it was."""
 

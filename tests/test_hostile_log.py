@@ -1,4 +1,4 @@
-"""Hostile imports and hand-damaged log lines (issue 12, items 1-3).
+"""Hostile imports and hand-damaged log lines.
 
 - A writer never appends after a last line it cannot continue (a seq edited to 0, 3, -5,
   true...): one Error line, exit 1, nothing written; verify names the line and --repair

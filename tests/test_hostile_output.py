@@ -1,4 +1,4 @@
-"""Output that cannot be forged (issue 12, items 6 and 7, and two of 14).
+"""Output that cannot be forged.
 
 - A stored label cannot forge a preamble line: every field that reaches `recall --format
   preamble` or `judge --format preamble` is flattened and escaped, and labels with line

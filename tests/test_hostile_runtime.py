@@ -1,4 +1,4 @@
-"""Hostile input at run time (issue 12, items 11, 13 and 14): times at the ends of the
+"""Hostile input at run time: times at the ends of the
 calendar, standard output that fails, queries and memories of unbounded size, replay lines
 with Unicode line separators, mistyped eval lines. Each refusal: its exit status, one
 `Error:` line, no traceback, the store unchanged."""

@@ -1,5 +1,5 @@
-"""What counts as a store, and what a hostile or mistaken --store meets (issue 12, items
-4, 5, 11, 14): a directory that is not a store is never adopted, a read never creates a
+"""What counts as a store, and what a hostile or mistaken --store meets: a directory that is
+not a store is never adopted, a read never creates a
 store, a file of the wrong type where memstore expects its own is one clear error, and
 none of it leaves a trace. Every case asserts the exit status, exactly one `Error:` line,
 no traceback, and the directory's digest (and, index/ included, its listing) unchanged."""

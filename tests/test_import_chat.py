@@ -1,4 +1,4 @@
-"""`memstore import --format chat`: chat exports become conversation turns (issue 16, item 1).
+"""`memstore import --format chat`: chat exports become conversation turns.
 
 Each shape in fixtures/chat/ is imported into a real store (hashing embedder) and read back
 with `export`: every kept message is one memory with its session, turn, speaker and time.

@@ -1,4 +1,4 @@
-"""Ingest on every core (issue 15, item 4): index, reindex, import and consolidate embed on
+"""Ingest on every core: index, reindex, import and consolidate embed on
 --jobs worker processes, and the vectors are the same bits whatever the number of workers;
 a bad --jobs is a usage error; a worker that dies is a StoreError, never a hang."""
 

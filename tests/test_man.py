@@ -391,7 +391,7 @@ def test_pages_carry_the_release_date_only():
             assert today not in text, f"{path.name} contains today's date"
 
 
-# --------------------------------------------------------------------------- (e) agents (issue 14)
+# --------------------------------------------------------------------------- (e) agents
 
 def _subsections(text: str) -> dict[str, str]:
     """{.SS title: its roff} within one section."""

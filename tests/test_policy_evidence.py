@@ -1,4 +1,4 @@
-"""Policies follow the balance of evidence (issue 13, item 2), through the CLI: the
+"""Policies follow the balance of evidence, through the CLI: the
 Friday-deploy example end to end, revival on a new majority, a person's resolution
 holding until new outcomes, a forgotten policy never revived, idempotent distill.
 

@@ -1,4 +1,4 @@
-"""Policies written directly and confidence that means something (issue 13, items 5 and 6),
+"""Policies written directly and confidence that means something,
 through the CLI: `memstore policy add|list|retire`, `remember --kind policy` refused, a
 written policy in judge, the preamble and stats; a re-mention raising confidence by a step
 that depends on the source, and a person's resolution making the kept belief certain."""

@@ -125,7 +125,7 @@ def test_first_command_shows_each_checkpoint(tmp_path, monkeypatch, capsys):
     judged = pages[2].splitlines()
     assert judged[1] == "1. [mitigate] [eng] Avoid: friday-deploys: Deploy on Friday broke checkout (2 negative outcomes)"
     assert re.fullmatch(r"   confidence 0\.79, match [0-9.]+, score [0-9.]+", judged[2])
-    assert judged[3] == "   evidence: 2 for, 0 against"  # judge shows both sides' counts (issue 13)
+    assert judged[3] == "   evidence: 2 for, 0 against"  # judge shows both sides' counts
     assert re.fullmatch(r"   \+ m[0-9a-f]{15} 2026-03-03 negative: Deploy on Friday broke checkout", judged[4])
     assert pages[3].splitlines()[1:] == [
         "memories   6", "tier       short 2  long 4",

@@ -1,5 +1,5 @@
 """The user-sessions benchmark's data (fixtures/usersessions/: months of one person's side of an
-assistant, issue 16's second shape), and the recall rule it motivated.
+assistant, the second conversation shape), and the recall rule it motivated.
 
 - the generator is deterministic: regenerating into a temporary directory gives the committed
   files byte for byte;

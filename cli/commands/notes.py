@@ -9,7 +9,7 @@ from ..output import emit_json, note, out, safe
 
 HELP = """Read or write an agent's working memory: its private scratchpad.
 
-Working memory (seed 002) is what an agent was in the middle of: carried to its next
+Working memory is what an agent was in the middle of: carried to its next
 run, never promoted to a fact, never recalled for another agent, and given verbatim
 in that agent's own preamble (memstore preamble, the server's preamble tool). It
 belongs to the agent named by --agent (or $MEMSTORE_AGENT). `memstore notes` prints

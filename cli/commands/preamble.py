@@ -5,7 +5,7 @@ import typer
 from ..common import JsonOpt, NowOpt, env, read_stdin_text
 from ..output import emit_json, out
 
-HELP = """Print the dispatch preamble for an agent's task (seed 002).
+HELP = """Print the dispatch preamble for an agent's task.
 
 Three parts, framed as user data and not instructions: every active policy as
 `- [domain] "rule"`; the agent's own working memory (--agent; `memstore notes`),

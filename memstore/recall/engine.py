@@ -241,7 +241,7 @@ def _recall(req: Request, ix, *, now: str, config) -> dict:
         if exact is not None and normalize_text(m.text) == exact:
             status_factor *= EXACT  # the question is the memory's own text: it answers first
         if req.repo is not None and in_repo(m.domain, req.repo):
-            status_factor *= REPO  # seed 002: the repo an agent works in ranks first
+            status_factor *= REPO  # the repo an agent works in ranks first
         if wins:
             status_factor *= _in_window(m, wins)  # a time the question names weighs, never filters
         question = _bare_question(m.text)
