@@ -41,6 +41,7 @@ from .beliefs import later, relation
 from .beliefs.candidates import CHUNK, Postings
 from .beliefs.frame import frames_of, gists_of, seed, seed_gists, ungisted, unseeded
 from .beliefs.rules import may_relate_any, may_relate_each
+from .config import thresholds
 from .conflicts import (
     between_agents,
     conflict_events,
@@ -75,14 +76,6 @@ def comparable(old: Memory, new: Memory) -> bool:
     are one event only when reported on the same day."""
     episodic = any(m.kind in EPISODIC_KINDS or m.outcome is not None for m in (old, new))
     return not episodic or old.occurred_at[:10] == new.occurred_at[:10]
-
-
-def thresholds(config, embedder) -> tuple[float, float]:
-    """(lower, upper) for this embedder: cosine scales differ by model."""
-    c = config["consolidate"]
-    if embedder.name.startswith("hashing"):
-        return c["hashing_dup_lower"], c["hashing_dup_upper"]
-    return c["dup_lower"], c["dup_upper"]
 
 
 def decide(old: Memory, new: Memory, cosine: float, lower: float, upper: float, config) -> tuple[str, str]:
