@@ -139,11 +139,11 @@ def consolidation(state, **kw) -> list[dict]:
     mark = watermark(state, kw["now"])
     origin = getattr(getattr(state.memories, "source", None), "origin", None)
     if origin is not None:  # opened from a snapshot: its keys file, when one can be believed
-        from .index.poolkeys import read
+        from .nightcache.poolkeys import read
 
         kw["filed"] = read(*origin)
         if kw.get("embedder") is not None:  # and its near-duplicate groups, of this embedder's vectors
-            from .index import neargroups
+            from .nightcache import neargroups
 
             kw["near"] = neargroups.read(*origin, kw["embedder"])
     return consolidate(state, **kw) + ([mark] if mark else [])
