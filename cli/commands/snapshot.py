@@ -21,7 +21,7 @@ def run(now: NowOpt = None, json: JsonOpt = False) -> None:
     from memstore.index.embcache import CachedEmbedder, EmbeddingCache
     from memstore.nightcache.keycache import KeyCache
     from memstore.nightcache.snapshots import snapshot_sidecars
-    from memstore.store.snapshot import take_snapshot
+    from memstore.store.take import take_snapshot
 
     from ..indexing import cache_dir
 

@@ -130,7 +130,7 @@ def _snapshot(layout: Layout, now: str, cache_dir: Path | None) -> dict:
     from ..index.embcache import CachedEmbedder, EmbeddingCache
     from ..nightcache.keycache import KeyCache
     from ..nightcache.snapshots import snapshot_sidecars
-    from ..store.snapshot import take_snapshot
+    from ..store.take import take_snapshot
 
     inner = _embedder(_open(layout))  # (named only: the groups' vectors are read from the cache)
     taken = take_snapshot(layout, snapshot_sidecars(

@@ -319,28 +319,18 @@ def _drop(path: Path) -> None:
         pass
 
 
-class Taken(NamedTuple):
-    """A snapshot written: where, at which log position, and how many records it holds."""
+def by_id(table, _marks):
+    """``keep`` for a caller that reads records only by id or caller key (a forget, a policy
+    added or retired, a fact superseded, a snapshot taken): no snapshot row is built up
+    front but the retired abstractions, which a person's resolution in the log after the
+    snapshot brings back (``fold._reinstate`` looks for them by scanning: a record not built
+    would be missed, and read later as still retired); any other record is built when its
+    id is asked for (``state.Partial``)."""
+    import numpy as np
+    import pyarrow.compute as pc
 
-    path: Path
-    seq: int
-    rows: int
-
-
-def take_snapshot(layout: Layout, sidecars: Sidecars | None = None) -> Taken:
-    """Fold the log and write the snapshot, under the store lock: no append may land
-    between the fold and the log position recorded with it. From the last usable snapshot,
-    only the records the log after it touches are built (``store.open.by_id``); the other
-    rows are the old snapshot's (``state_table``). ``sidecars``: see ``write_snapshot``."""
-    from .fs import exclusive_lock
-    from .log import position_after
-    from .open import by_id, load_state
-
-    layout.create()
-    with exclusive_lock(layout.lock_path):
-        state, _ = load_state(layout, keep=by_id)
-        path, rows = write_snapshot(layout, state, position_after(layout), sidecars)
-        return Taken(path, state.seq, rows)
+    retired = pc.fill_null(table.column("retired"), False).to_numpy(zero_copy_only=False)
+    return np.asarray(retired, dtype=bool)
 
 
 def read_snapshot(path: Path, keep=None, lazy: bool = False) -> tuple[State, dict]:
@@ -375,8 +365,6 @@ def read_snapshot(path: Path, keep=None, lazy: bool = False) -> tuple[State, dic
     if rows is not None:
         rows.origin = (path, meta.get("checksum"))  # (checked above, whichever format)
         import numpy as np
-
-        from .open import by_id
 
         # (lazy: the retired abstractions, which the fold scans for, as by_id builds them)
         wanted = np.flatnonzero(np.asarray((keep or by_id)(table, dict(state.marks)), dtype=bool))
@@ -493,8 +481,8 @@ class _Rows:
 
     def every(self) -> list:
         """Every row's record, in the table's order (built with the cycle collector paused, as
-        ``open.load_state`` builds a state: ``open.acyclic_build``)."""
-        from .open import acyclic_build
+        ``open.load_state`` builds a state: ``state.acyclic_build``)."""
+        from ..state import acyclic_build
 
         with acyclic_build():
             return _memories(self.table)
