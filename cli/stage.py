@@ -75,7 +75,7 @@ def run_stage(name: str, *, now: str | None, json: bool, dry_run: bool, embedder
         pool = EmbedPool(inner, jobs)
         kw["embedder"] = CachedEmbedder(pool, EmbeddingCache(cache_dir(), inner.name, inner.dim))
         if name == "consolidate" and engine != "reference":
-            from memstore.index.keycache import KeyCache
+            from memstore.nightcache.keycache import KeyCache
 
             kw["mapper"] = pool  # its update keys and frames go to the same workers (a pool maps, and warms)
             kw["keyer"] = KeyCache(cache_dir()).keys  # and keys derived once are kept

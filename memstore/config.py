@@ -287,6 +287,16 @@ def _check_ranges(merged: dict) -> None:
                 merged[section][key] = _ranged(setting, f"{section}.{key}", value)
 
 
+def thresholds(config, embedder) -> tuple[float, float]:
+    """(lower, upper) near-duplicate cosines for this embedder (``[consolidate]``'s ``dup_*``,
+    or ``hashing_dup_*`` for the hashing embedder): cosine scales differ by model. Shared by
+    consolidate's decisions and recall's redundancy floor."""
+    c = config["consolidate"]
+    if embedder.name.startswith("hashing"):
+        return c["hashing_dup_lower"], c["hashing_dup_upper"]
+    return c["dup_lower"], c["dup_upper"]
+
+
 def load_config(text: str | None) -> MappingProxyType:
     data = {}
     if text:

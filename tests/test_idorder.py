@@ -21,8 +21,8 @@ from hypothesis import strategies as st
 
 from memstore.store import idorder
 from memstore.store.layout import Layout
-from memstore.store.open import by_id, load_state
-from memstore.store.snapshot import _Rows, id_array, read_snapshot, snapshot_files
+from memstore.store.open import load_state
+from memstore.store.snapshot import _Rows, by_id, id_array, read_snapshot, snapshot_files
 
 sys.path.insert(0, str(Path(__file__).parent))
 from test_distill_partial import snapshotted  # noqa: E402

@@ -1,4 +1,4 @@
-"""The key cache (memstore.index.keycache): consolidate's update keys kept by text hash.
+"""The key cache (memstore.nightcache.keycache): consolidate's update keys kept by text hash.
 It must hand back exactly what ``keys`` derives, derive each text once, survive a torn or
 damaged block, and never serve another rule's keys (KEYS_VERSION is pinned to the rule)."""
 
@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from memstore.beliefs.frame import KEYS_VERSION, keys_of
-from memstore.index import keycache
-from memstore.index.keycache import KeyCache
+from memstore.nightcache import keycache
+from memstore.nightcache.keycache import KeyCache
 
 DATA = Path(__file__).parent / "data" / "beliefs"
 # sha256 of every text's sorted keys over tests/data/beliefs, under KEYS_VERSION
@@ -171,7 +171,7 @@ def test_a_foreign_or_empty_file_is_never_believed(tmp_path, junk):
 
 def test_two_processes_appending_at_once_lose_nothing(tmp_path):
     texts = _texts()
-    code = ("import sys; from memstore.beliefs.frame import keys_of; from memstore.index.keycache import KeyCache;"
+    code = ("import sys; from memstore.beliefs.frame import keys_of; from memstore.nightcache.keycache import KeyCache;"
             "import json; t = json.loads(sys.stdin.read());"
             "[KeyCache(__import__('pathlib').Path(sys.argv[1])).keys(t[i:i + 7], keys_of) for i in range(0, len(t), 7)]")
     procs = [subprocess.Popen([sys.executable, "-c", code, str(tmp_path)], stdin=subprocess.PIPE)

@@ -11,8 +11,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memstore.config import load_config
-from memstore.consolidate import consolidate, thresholds
+from memstore.config import load_config, thresholds
+from memstore.consolidate import consolidate
 from memstore.cosine import dot
 from memstore.embed import HashingEmbedder
 from memstore.lifecycle.rules import decide

@@ -33,11 +33,11 @@ from memstore import consolidate as engine
 from memstore import state as state_module
 from memstore.beliefs import candidates
 from memstore.config import load_config
-from memstore.index import keycache, neargroups, poolkeys
 from memstore.index.embcache import CachedEmbedder, EmbeddingCache
-from memstore.index.keycache import KeyCache
 from memstore.lifecycle import reference, rules
 from memstore.memlog import MemLog
+from memstore.nightcache import keycache, neargroups, poolkeys
+from memstore.nightcache.keycache import KeyCache
 from memstore.store.open import _fold_partial
 from memstore.store.snapshot import parquet_bytes, read_snapshot
 from memstore.timeutil import ts_after

@@ -1,4 +1,4 @@
-"""The near-duplicate groups beside a snapshot, with their vectors (memstore.index.neargroups).
+"""The near-duplicate groups beside a snapshot, with their vectors (memstore.nightcache.neargroups).
 
 `snapshot` writes ``state-<seq>.near``; a night's consolidate opened from that snapshot reads
 its groups' older members and their vectors from it, and takes the members the log after
@@ -33,9 +33,9 @@ from memstore import consolidate as c
 from memstore import writes
 from memstore.codec import dumps, loads
 from memstore.config import load_config
-from memstore.index import neargroups
 from memstore.index.embcache import CachedEmbedder, EmbeddingCache
 from memstore.memlog import MemLog
+from memstore.nightcache import neargroups
 from memstore.store.layout import Layout
 from memstore.store.open import _fold_partial
 from memstore.store.snapshot import parquet_bytes, read_header, read_snapshot, snapshot_files

@@ -1,4 +1,4 @@
-"""The update pool's keys beside a snapshot (memstore.index.poolkeys).
+"""The update pool's keys beside a snapshot (memstore.nightcache.poolkeys).
 
 `snapshot` writes ``state-<seq>.keys``; a night's consolidate opened from that snapshot reads
 the postings of its new records' keys from it, and takes the keys of the pool records the
@@ -31,7 +31,7 @@ from memstore.beliefs.candidates import Postings
 from memstore.beliefs.frame import KEYS_VERSION, keys_of
 from memstore.codec import dumps
 from memstore.config import load_config
-from memstore.index import poolkeys
+from memstore.nightcache import poolkeys
 from memstore.rowscan import Pool, pooled_rows
 from memstore.store.layout import Layout
 from memstore.store.snapshot import read_header, snapshot_files
@@ -117,7 +117,7 @@ def _lists(found: dict) -> dict:
 def test_the_bytes_are_the_same_with_the_key_cache_cold_warm_or_without(tmp_path, monkeypatch):
     """Keys looked up in the key cache (its ``Keys.words``: every text's keys decoded in
     blocks), derived because it lacks them, or derived without one: the same file."""
-    from memstore.index.keycache import KeyCache
+    from memstore.nightcache.keycache import KeyCache
 
     monkeypatch.setattr(candidates, "DERIVE_FEW", 0)  # (the cache is asked whatever the number)
     rows = [([WORDS[i % 14], WORDS[i * 5 % 14], WORDS[i * 3 % 14]], STATUSES[i % 3], "raw", "fact")
@@ -134,7 +134,7 @@ def test_a_snapshot_leaves_the_file_out_rather_than_derive_too_many_keys(tmp_pat
     """More pool texts than ``DERIVE_MOST`` that the key cache lacks (a store not consolidated
     since a bulk import): no file, and the key cache is left as it was; with them in the key
     cache, the file; `verify` derives every key whatever the bound."""
-    from memstore.index.keycache import KeyCache
+    from memstore.nightcache.keycache import KeyCache
 
     monkeypatch.setattr(poolkeys, "DERIVE_MOST", 50)
     monkeypatch.setattr(candidates, "DERIVE_FEW", 0)
@@ -154,7 +154,7 @@ def test_a_snapshot_leaves_the_file_out_rather_than_derive_too_many_keys(tmp_pat
 
 def test_the_bytes_do_not_depend_on_the_order_sets_iterate_in(tmp_path):
     """Keys are sets, iterated in an order that changes with the process's hash seed."""
-    script = ("import sys, pyarrow as pa; from memstore.index.poolkeys import build; "
+    script = ("import sys, pyarrow as pa; from memstore.nightcache.poolkeys import build; "
               "t = pa.table({'text': ['deploy friday billing lead', 'alice bob tea coffee plan', 'rollback ticket'], "
               "'status': ['active'] * 3, 'level': ['raw'] * 3, 'kind': ['fact'] * 3, "
               "'outcome': pa.nulls(3, pa.string())}); sys.stdout.buffer.write(build(t, 'c'))")

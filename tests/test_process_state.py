@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 from reliability_support import cli, make_store
 
-from memstore.index import neargroups
+from memstore.nightcache import neargroups
 
 START_DAY = 1
 SHARED = ["We deploy on Fridays at noon", "Deploys happen on Friday at noon", "We deploy Friday noon",

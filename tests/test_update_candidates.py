@@ -13,9 +13,9 @@ from hypothesis import strategies as st
 from memstore.beliefs import candidates, later
 from memstore.beliefs.candidates import Postings
 from memstore.beliefs.frame import keys, keys_of
-from memstore.index import keycache
-from memstore.index.keycache import KeyCache
 from memstore.model import Memory
+from memstore.nightcache import keycache
+from memstore.nightcache.keycache import KeyCache
 
 WORDS = ("billing", "postgres", "deploy", "friday", "office", "berlin", "paris", "lead", "alice", "bob",
          "tea", "coffee", "vegetarian", "fish", "plan", "rollback")

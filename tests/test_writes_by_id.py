@@ -2,7 +2,7 @@
 build a million records (issue [6/6]: every command at a million memories).
 
 `forget`, `policy add`, `policy retire` and the `supersede_fact` tool plan on a state opened
-from the snapshot with no row built up front (``store.open.by_id``: a record is built when
+from the snapshot with no row built up front (``store.snapshot.by_id``: a record is built when
 its id is asked for, ``state.Partial``); `notes` (its reads and writes) and `preamble` read
 the notes from the snapshot's footer and the notes events after it (``load_notes``: no row
 read); `policy list` builds the snapshot's policy rows (``policies.rows``). Held here to the
@@ -23,7 +23,8 @@ from test_reads_scale import _day, _live, _run
 from memstore.policies import rows as policy_rows
 from memstore.state import Partial
 from memstore.store.layout import Layout
-from memstore.store.open import by_id, load_notes, load_state
+from memstore.store.open import load_notes, load_state
+from memstore.store.snapshot import by_id
 
 
 @pytest.fixture(scope="module")
@@ -168,7 +169,7 @@ def test_policy_list_from_the_records_index_is_the_folds(pair, tmp_path):
 
 
 def test_a_state_import_plans_as_the_whole_state_does(pair, tmp_path):
-    """`import` of a state export asks for each row's id (``store.open.by_id``, the rows' ids
+    """`import` of a state export asks for each row's id (``store.snapshot.by_id``, the rows' ids
     built in one pass): held rows, rows only the snapshot holds, rows the log after it
     created, a held key under another id, and new rows are told apart as the fold tells them."""
     copies = [tmp_path / "a", tmp_path / "b"]

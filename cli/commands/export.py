@@ -56,7 +56,7 @@ def run(
         access = e.access
         hidden = frozenset()
         if access is not None:  # (told from the snapshot's domain column: no million records built)
-            from memstore.store.open import by_id
+            from memstore.store.snapshot import by_id
             from memstore.store.visible import hidden_of
 
             hidden = hidden_of(load_state(e.layout, keep=by_id)[0], access)
@@ -64,11 +64,10 @@ def run(
         _write_pieces((dumps_lines(block) for block in _batches(visible, HISTORY_BLOCK)), output)
         return
     else:
-        # the snapshot's rows for what the log after it did not touch (``store.open.by_id``),
+        # the snapshot's rows for what the log after it did not touch (``store.snapshot.by_id``),
         # filtered and redacted for an agent as a table (``store.visible``): no million
         # records built at once
-        from memstore.store.open import by_id
-        from memstore.store.snapshot import opened_partially, parquet_bytes, release_unused
+        from memstore.store.snapshot import by_id, opened_partially, parquet_bytes, release_unused
         from memstore.store.visible import caller_table
 
         if format == "parquet" and output is None and is_tty():

@@ -19,8 +19,9 @@ Examples:
 def run(now: NowOpt = None, json: JsonOpt = False) -> None:
     from memstore.embed import make_embedder
     from memstore.index.embcache import CachedEmbedder, EmbeddingCache
-    from memstore.index.keycache import KeyCache
-    from memstore.store.snapshot import take_snapshot
+    from memstore.nightcache.keycache import KeyCache
+    from memstore.nightcache.snapshots import snapshot_sidecars
+    from memstore.store.take import take_snapshot
 
     from ..indexing import cache_dir
 
@@ -28,7 +29,7 @@ def run(now: NowOpt = None, json: JsonOpt = False) -> None:
     inner = make_embedder(e.config)  # (named only: its vectors are read from the cache, never made)
     cached = CachedEmbedder(inner, EmbeddingCache(cache_dir(), inner.name, inner.dim))
     # beside it, the pool's keys and the near-duplicate groups' vectors, from the caches
-    taken = take_snapshot(e.layout, keyer=KeyCache(cache_dir()).keys, embedder=cached)
+    taken = take_snapshot(e.layout, snapshot_sidecars(keyer=KeyCache(cache_dir()).keys, embedder=cached))
     if json:
         emit_json({"path": str(taken.path), "seq": taken.seq, "rows": taken.rows})
     else:

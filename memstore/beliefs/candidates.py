@@ -48,7 +48,7 @@ class Postings:
         (None: any): only their keys' postings are gathered now (a night's thousand new
         records hold a few thousand of a big pool's keys), another's when it is ranked.
         ``filed``: the keys file of the snapshot a ``rowscan.Pool``'s rows are of
-        (``index.poolkeys``): the postings of the records it covers are read from it, and
+        (``nightcache.poolkeys``): the postings of the records it covers are read from it, and
         only the other records' keys are looked up (used when ``wanted`` is few)."""
         self.pool = pool
         # (read by position without touching each record; a ``rowscan.Pool`` has them as columns)

@@ -133,7 +133,7 @@ def _value(w: str) -> str | None:
     return None
 
 
-# The version of ``keys``' rule: the key cache (memstore.index.keycache) keeps keys under
+# The version of ``keys``' rule: the key cache (memstore.nightcache.keycache) keeps keys under
 # it, so a changed rule never reads another's keys. tests/test_keycache.py pins the rule's
 # output to it: change the rule, then this.
 KEYS_VERSION = 2

@@ -102,7 +102,7 @@ def _stage_result(done) -> dict:
 def _consolidate(layout: Layout, now: str, cache_dir: Path | None) -> dict:
     from .. import writes
     from ..index.embcache import CachedEmbedder, EmbeddingCache
-    from ..index.keycache import KeyCache
+    from ..nightcache.keycache import KeyCache
 
     config = _open(layout)
     inner = _embedder(config)  # cached, as the CLI's: a nightly run must not re-embed old texts
@@ -128,12 +128,13 @@ def _index(layout: Layout, now: str, cache_dir: Path | None) -> dict:
 
 def _snapshot(layout: Layout, now: str, cache_dir: Path | None) -> dict:
     from ..index.embcache import CachedEmbedder, EmbeddingCache
-    from ..index.keycache import KeyCache
-    from ..store.snapshot import take_snapshot
+    from ..nightcache.keycache import KeyCache
+    from ..nightcache.snapshots import snapshot_sidecars
+    from ..store.take import take_snapshot
 
     inner = _embedder(_open(layout))  # (named only: the groups' vectors are read from the cache)
-    taken = take_snapshot(layout, keyer=KeyCache(cache_dir).keys,
-                          embedder=CachedEmbedder(inner, EmbeddingCache(cache_dir, inner.name, inner.dim)))
+    taken = take_snapshot(layout, snapshot_sidecars(
+        keyer=KeyCache(cache_dir).keys, embedder=CachedEmbedder(inner, EmbeddingCache(cache_dir, inner.name, inner.dim))))
     return {"snapshot": Path(taken.path).relative_to(layout.root).as_posix(), "seq": taken.seq,
             "rows": taken.rows}
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from ..beliefs import relation
 from ..beliefs.frame import keys
+from ..config import thresholds
 from ..conflicts import policy_conflicts, settled
 from ..cosine import dot
 from ..fold import apply_stage
@@ -76,15 +77,8 @@ def _updates(s, now: str, config, _embedder) -> list[dict]:
     return events
 
 
-def _thresholds(config, embedder) -> tuple[float, float]:
-    c = config["consolidate"]
-    if embedder.name.startswith("hashing"):
-        return c["hashing_dup_lower"], c["hashing_dup_upper"]
-    return c["dup_lower"], c["dup_upper"]
-
-
 def _near_duplicates(s, now: str, config, embedder) -> list[dict]:
-    lower, upper = _thresholds(config, embedder)
+    lower, upper = thresholds(config, embedder)
     since, mark = _window(s, now, config)
     groups: dict[tuple, list] = {}
     for m in s.ordered():

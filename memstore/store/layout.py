@@ -13,9 +13,13 @@ from .fs import NotRegular, ensure_dir, os_error, read_regular
 
 LOG_NAME = re.compile(r"^\d{4}-\d{2}\.jsonl$")  # log/YYYY-MM.jsonl
 SNAPSHOT_NAME = re.compile(r"^state-(\d{12})\.parquet$")  # snapshots/state-<seq>.parquet
-KEYS_NAME = re.compile(r"^state-(\d{12})\.keys$")  # beside it, its update pool's keys (index.poolkeys)
+KEYS_NAME = re.compile(r"^state-(\d{12})\.keys$")  # beside it, its update pool's keys (nightcache.poolkeys)
 ORDER_NAME = re.compile(r"^state-(\d{12})\.order$")  # and the order of its ids (store.idorder)
-NEAR_NAME = re.compile(r"^state-(\d{12})\.near$")  # and its near-duplicate groups (index.neargroups)
+NEAR_NAME = re.compile(r"^state-(\d{12})\.near$")  # and its near-duplicate groups (nightcache.neargroups)
+# The suffixes of the files beside a snapshot, which go when it goes (``snapshot.companions``):
+# the store writes the id order; the others are written by the hook its caller passes
+# (``snapshot.Sidecars``), and removed by these names without the store knowing what they hold.
+COMPANIONS = (".order", ".keys", ".near")
 INDEXES = ("records", "lexical", "vectors")
 # The names memstore itself puts at a store's top level, with the kind each must be. A
 # directory holding anything else (and no log/) is someone's project, not a store: it is

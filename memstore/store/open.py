@@ -7,7 +7,6 @@ it reflects, and the next open folds only the events after it.
 
 from __future__ import annotations
 
-from contextlib import contextmanager
 from itertools import chain
 from pathlib import Path
 
@@ -61,6 +60,8 @@ def load_state(layout: Layout, *, use_snapshots: bool = True, keep=None) -> tupl
     id (the MCP server's tools, ``Store.state()``) does not pay for them all. Without a
     usable snapshot, or while states are kept between opens (``remember_states``), every
     record is built."""
+    from ..state import acyclic_build  # (looked up at each open: a test runs without it)
+
     layout.check_readable()
     position = position_after(layout)  # taken first: events appended meanwhile are read next time
     reader = LogReader(layout)
@@ -73,41 +74,6 @@ def load_state(layout: Layout, *, use_snapshots: bool = True, keep=None) -> tupl
     if _ENABLED[0] and position is not None and state.seq:
         _MEMO[layout.root] = (state, position)
     return state, reader
-
-
-def by_id(table, _marks):
-    """``keep`` for a caller that reads records only by id or caller key (a forget, a policy
-    added or retired, a fact superseded, a snapshot taken): no snapshot row is built up
-    front but the retired abstractions, which a person's resolution in the log after the
-    snapshot brings back (``fold._reinstate`` looks for them by scanning: a record not built
-    would be missed, and read later as still retired); any other record is built when its
-    id is asked for (``state.Partial``)."""
-    import numpy as np
-    import pyarrow.compute as pc
-
-    retired = pc.fill_null(table.column("retired"), False).to_numpy(zero_copy_only=False)
-    return np.asarray(retired, dtype=bool)
-
-
-@contextmanager
-def acyclic_build():
-    """Python's cycle collector paused while a state is built, or a lifecycle run works on
-    one (memstore.writes.run_stage). A state holds no reference cycles (frozen records of
-    strings, numbers and tuples), nor does what a run builds beside it (lists, dicts and
-    tuples of ids and texts), so the collector finds nothing in them, yet it walks every
-    object each time it runs (a million records from a snapshot: 21.2 s with it, 12.8 s
-    without, ``bench/scale.py --only snapshot``; the first consolidate of a 100k bulk
-    import: 10 full passes, 6.7 of its 10 s of collection). The collector's previous setting
-    is restored, whatever happens; a cycle made meanwhile is collected after."""
-    import gc
-
-    was = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was:
-            gc.enable()
 
 
 def _load(layout: Layout, reader: LogReader, use_snapshots: bool, keep=None, lazy: bool = False) -> State:

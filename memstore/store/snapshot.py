@@ -14,6 +14,7 @@ from __future__ import annotations
 import hashlib
 import io
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import NamedTuple
 
@@ -23,7 +24,7 @@ from ..schema import STAGES
 from ..state import Lazy, OnDemand, Partial, State
 from . import idorder
 from .fs import ensure_dir, read_regular, write_atomic
-from .layout import SNAPSHOT_NAME, Layout
+from .layout import COMPANIONS, SNAPSHOT_NAME, Layout
 
 FORMAT = "memstore-snapshot/7"  # /2: retired; /3: rows checksum, log anchor; /4: against, author;
 # /5: agent, notes, session, turn; /6: the checksum of the columns, page CRCs; /7: the checksum
@@ -232,41 +233,42 @@ def _table(memories: list):
     return pa.Table.from_arrays(arrays, schema=schema)
 
 
+class Prior(NamedTuple):
+    """The snapshot a state was opened from (``read_snapshot(keep=)`` or ``lazy``), as a
+    ``Sidecars`` hook is told of it: its path, its data checksum and its table. A sidecar
+    of it that can be believed may be grown rather than made again."""
+
+    path: Path
+    checksum: str | None
+    table: object
+
+
+# A hook that writes derived files beside a snapshot just written: ``sidecars(snapshot, table,
+# checksum, prior)``, given the snapshot's path, its table and data checksum, and the snapshot
+# its state was opened from (a ``Prior``, or None). The store layer composes them without
+# knowing what they hold (the night's caches: memstore.nightcache.snapshots); each file must be
+# one the layout names beside a snapshot (``layout.COMPANIONS``), so that it goes when the
+# snapshot goes. The hook leaves out a file it cannot write; an error it raises is the caller's.
+Sidecars = Callable[[Path, object, str, Prior | None], None]
+
+
 def write_snapshot(layout: Layout, state: State, position: tuple[str, int] | None,
-                   keyer=None, embedder=None) -> tuple[Path, int]:
+                   sidecars: Sidecars | None = None) -> tuple[Path, int]:
     """(the snapshot written, its row count). Beside it go the order of its ids
-    (``store.idorder``), its update pool's keys (``index.poolkeys``; ``keyer``: where they
-    are looked up first, the key cache) and its near-duplicate groups with their vectors
-    (``index.neargroups``; ``embedder``: whose ``cached`` vectors, the embedding cache's;
-    None: no such file); each is left out when it cannot be written (an open then sorts the
-    ids, a night takes the keys and vectors from the caches, as without them)."""
+    (``store.idorder``; left out when it cannot be written: an open then sorts the ids) and
+    the files ``sidecars`` writes (``Sidecars``; None: none)."""
     ensure_dir(layout.snapshots_dir)
-    from ..errors import StoreError
-    from ..index import neargroups, poolkeys
-    from ..index.manifest import read_manifest
     from .anchor import anchor_for
 
     path = layout.snapshots_dir / f"state-{state.seq:012d}.parquet"
-    known = [read_manifest(layout.manifest_path("records"))]  # its partition hashes are reused
     table = state_table(state)
-    data, rows, checksum = _written(state, position, anchor_for(layout, state.seq, known), table)
+    data, rows, checksum = _written(state, position, anchor_for(layout, state.seq), table)
     write_atomic(path, data)
     source = getattr(state.memories, "source", None)
     _write_order(path, table, source)
-    # (taken from a snapshot whose keys file can be believed: its postings are kept, only the
-    # rows added or back in the pool since are looked up)
-    found = poolkeys.read(*source.origin) if getattr(source, "origin", None) is not None else None
-    try:
-        poolkeys.write(path, table, checksum, keyer, None if found is None else (found, source.table))
-    except (OSError, StoreError):
-        _drop(poolkeys.path_of(path))  # (not another snapshot's keys by that name)
-    # (likewise its groups' vectors are copied from the last snapshot's, where they hold)
-    near = neargroups.read(*source.origin, embedder) \
-        if embedder is not None and getattr(source, "origin", None) is not None else None
-    try:
-        neargroups.write(path, table, checksum, embedder, None if near is None else (near, source.table))
-    except (OSError, StoreError):
-        _drop(neargroups.path_of(path))
+    if sidecars is not None:
+        origin = getattr(source, "origin", None)
+        sidecars(path, table, checksum, None if origin is None else Prior(*origin, source.table))
     ours = [p for _seq, p in snapshot_files(layout) if p.is_file()]  # never a directory or FIFO
     for old in ours[:-KEEP]:
         old.unlink(missing_ok=True)
@@ -275,12 +277,10 @@ def write_snapshot(layout: Layout, state: State, position: tuple[str, int] | Non
 
 
 def companions(snapshot: Path) -> tuple[Path, ...]:
-    """The derived files written beside a snapshot, which go when it goes: its id order
-    (``store.idorder``), its update pool's keys (``index.poolkeys``) and its near-duplicate
-    groups (``index.neargroups``)."""
-    from ..index import neargroups, poolkeys
-
-    return idorder.path_of(snapshot), poolkeys.path_of(snapshot), neargroups.path_of(snapshot)
+    """The derived files written beside a snapshot, which go when it goes, by the names the
+    layout gives them (``layout.COMPANIONS``): its id order (``store.idorder``) and what a
+    ``Sidecars`` hook writes (its update pool's keys, its near-duplicate groups)."""
+    return tuple(snapshot.with_suffix(suffix) for suffix in COMPANIONS)
 
 
 def drop_companions(snapshot: Path) -> None:
@@ -319,29 +319,18 @@ def _drop(path: Path) -> None:
         pass
 
 
-class Taken(NamedTuple):
-    """A snapshot written: where, at which log position, and how many records it holds."""
+def by_id(table, _marks):
+    """``keep`` for a caller that reads records only by id or caller key (a forget, a policy
+    added or retired, a fact superseded, a snapshot taken): no snapshot row is built up
+    front but the retired abstractions, which a person's resolution in the log after the
+    snapshot brings back (``fold._reinstate`` looks for them by scanning: a record not built
+    would be missed, and read later as still retired); any other record is built when its
+    id is asked for (``state.Partial``)."""
+    import numpy as np
+    import pyarrow.compute as pc
 
-    path: Path
-    seq: int
-    rows: int
-
-
-def take_snapshot(layout: Layout, keyer=None, embedder=None) -> Taken:
-    """Fold the log and write the snapshot, under the store lock: no append may land
-    between the fold and the log position recorded with it. From the last usable snapshot,
-    only the records the log after it touches are built (``store.open.by_id``); the other
-    rows are the old snapshot's (``state_table``). ``keyer``, ``embedder``: see
-    ``write_snapshot``."""
-    from .fs import exclusive_lock
-    from .log import position_after
-    from .open import by_id, load_state
-
-    layout.create()
-    with exclusive_lock(layout.lock_path):
-        state, _ = load_state(layout, keep=by_id)
-        path, rows = write_snapshot(layout, state, position_after(layout), keyer, embedder)
-        return Taken(path, state.seq, rows)
+    retired = pc.fill_null(table.column("retired"), False).to_numpy(zero_copy_only=False)
+    return np.asarray(retired, dtype=bool)
 
 
 def read_snapshot(path: Path, keep=None, lazy: bool = False) -> tuple[State, dict]:
@@ -376,8 +365,6 @@ def read_snapshot(path: Path, keep=None, lazy: bool = False) -> tuple[State, dic
     if rows is not None:
         rows.origin = (path, meta.get("checksum"))  # (checked above, whichever format)
         import numpy as np
-
-        from .open import by_id
 
         # (lazy: the retired abstractions, which the fold scans for, as by_id builds them)
         wanted = np.flatnonzero(np.asarray((keep or by_id)(table, dict(state.marks)), dtype=bool))
@@ -494,8 +481,8 @@ class _Rows:
 
     def every(self) -> list:
         """Every row's record, in the table's order (built with the cycle collector paused, as
-        ``open.load_state`` builds a state: ``open.acyclic_build``)."""
-        from .open import acyclic_build
+        ``open.load_state`` builds a state: ``state.acyclic_build``)."""
+        from ..state import acyclic_build
 
         with acyclic_build():
             return _memories(self.table)

@@ -12,9 +12,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..codec import JSONDecodeError, loads
-from ..index.neargroups import path_of as near_path
-from ..index.poolkeys import path_of as pool_keys_path
 from ..model import memory_to_dict
+from ..nightcache.neargroups import path_of as near_path
+from ..nightcache.poolkeys import path_of as pool_keys_path
 from ..store import idorder
 from ..store.anchor import anchor_problem
 from ..store.fs import temp_writer
@@ -40,9 +40,9 @@ class _Snap:
     marks: dict | None = None
     rows: int = 0
     error: str | None = None
-    pool_keys: str | None = None  # what is wrong with its keys file (index.poolkeys), if anything
+    pool_keys: str | None = None  # what is wrong with its keys file (nightcache.poolkeys), if anything
     order: str | None = None  # what is wrong with its id order (store.idorder), if anything
-    near: str | None = None  # what is wrong with its near-duplicate groups (index.neargroups), if anything
+    near: str | None = None  # what is wrong with its near-duplicate groups (nightcache.neargroups), if anything
 
 
 def read_snapshots(layout: Layout) -> tuple[list[_Snap], list[Finding]]:
@@ -87,7 +87,7 @@ def _pool_keys_problem(path: Path, meta: dict, state) -> str | None:
     there is none): it must be readable, of this snapshot, sound, and hold exactly the keys of
     the snapshot's pool rows (built again here, derived from their texts: a key cache is the
     user's, not the store's)."""
-    from ..index import poolkeys
+    from ..nightcache import poolkeys
     from ..store.fs import read_regular
     from ..store.snapshot import state_table
 
@@ -110,7 +110,7 @@ def _near_problem(path: Path, meta: dict, state) -> str | None:
     embedding them again; a night reads the cache's own vectors, as the file was made from.)"""
     import numpy as np
 
-    from ..index import neargroups
+    from ..nightcache import neargroups
     from ..store.snapshot import state_table
 
     if not os.path.lexists(neargroups.path_of(path)):

@@ -31,8 +31,8 @@ from pathlib import Path
 
 from ..beliefs.frame import KEYS_VERSION
 from ..errors import StoreError
+from ..index.embcache import text_hash
 from ..store.fs import FILE_MODE, ensure_dir, write_all
-from .embcache import text_hash
 
 MAGIC = b"MSK1"
 _HEAD = struct.Struct("<4sIII")

@@ -62,11 +62,11 @@ def candidate_rows(table):
     import numpy as np
     import pyarrow.compute as pc
 
-    from ..rowscan import _mask
+    from ..rowscan import mask
 
-    mask = _mask(pc.and_(pc.and_(pc.equal(table.column("status"), "active"), pc.equal(table.column("level"), "raw")),
-                         pc.is_valid(table.column("subject"))))
-    return np.flatnonzero(mask)
+    held = mask(pc.and_(pc.and_(pc.equal(table.column("status"), "active"), pc.equal(table.column("level"), "raw")),
+                        pc.is_valid(table.column("subject"))))
+    return np.flatnonzero(held)
 
 
 def grouped(table):
