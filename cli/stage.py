@@ -63,29 +63,15 @@ def run_stage(name: str, *, now: str | None, json: bool, dry_run: bool, embedder
     from memstore import writes
 
     e = env(now)
-    kw = {}
-    if embedder:
-        from memstore.embed import make_embedder
-        from memstore.index.embcache import CachedEmbedder, EmbeddingCache
-        from memstore.index.workers import EmbedPool
+    if embedder:  # (consolidate: the library's night, with the shared caches and the workers)
+        from memstore.night import Night
 
         from .indexing import cache_dir
 
-        inner = make_embedder(e.config)  # cached: a nightly job must not re-embed old texts
-        pool = EmbedPool(inner, jobs)
-        kw["embedder"] = CachedEmbedder(pool, EmbeddingCache(cache_dir(), inner.name, inner.dim))
-        if name == "consolidate" and engine != "reference":
-            from memstore.nightcache.keycache import KeyCache
-
-            kw["mapper"] = pool  # its update keys and frames go to the same workers (a pool maps, and warms)
-            kw["keyer"] = KeyCache(cache_dir()).keys  # and keys derived once are kept
-    if engine is not None:
-        kw["engine"] = engine
-    try:
-        done = getattr(writes, name)(e.layout, now=e.now, config=e.config, dry_run=dry_run, **kw)
-    finally:
-        if "embedder" in kw:
-            kw["embedder"].inner.close()  # the workers, if it started any
+        with Night(e.config, cache_dir(), jobs) as night:
+            done = night.consolidate(e.layout, now=e.now, dry_run=dry_run, engine=engine or "engine")
+    else:
+        done = getattr(writes, name)(e.layout, now=e.now, config=e.config, dry_run=dry_run)
     state, mark = done.state, done.mark  # the run's mark is bookkeeping: said apart, never listed
     events, seqs = done.lifecycle
     if e.access is not None:  # the stage maintains the whole store; an agent hears only of what it may read

@@ -77,11 +77,10 @@ class Store:
     def consolidate(self, *, now: str, dry_run: bool = False) -> list[dict]:
         """Run consolidation at ``now``; returns the events appended (with their seqs), the
         last of them the run's ``mark`` when records were written since the last run."""
-        from . import writes
-        from .embed import make_embedder
+        from .night import Night
 
-        return writes.consolidate(self.layout, now=_now(now), config=self.config,
-                                  embedder=make_embedder(self.config), dry_run=dry_run).events
+        with Night(self.config, Path(self.cache_dir) if self.cache_dir else None) as night:
+            return night.consolidate(self.layout, now=_now(now), dry_run=dry_run).events
 
     def distill(self, *, now: str, dry_run: bool = False) -> list[dict]:
         """Run distillation at ``now``; returns the events appended (with their seqs)."""

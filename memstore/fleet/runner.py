@@ -100,15 +100,12 @@ def _stage_result(done) -> dict:
 
 
 def _consolidate(layout: Layout, now: str, cache_dir: Path | None) -> dict:
-    from .. import writes
-    from ..index.embcache import CachedEmbedder, EmbeddingCache
-    from ..nightcache.keycache import KeyCache
+    from ..night import Night
 
     config = _open(layout)
-    inner = _embedder(config)  # cached, as the CLI's: a nightly run must not re-embed old texts
-    embedder = CachedEmbedder(inner, EmbeddingCache(cache_dir, inner.name, inner.dim))
-    return _stage_result(writes.consolidate(layout, now=now, config=config, embedder=embedder,
-                                            keyer=KeyCache(cache_dir).keys))
+    # (the CLI's night, on one process: a task is a store; the model loaded once a worker)
+    with Night(config, cache_dir, embedder=_embedder(config)) as night:
+        return _stage_result(night.consolidate(layout, now=now))
 
 
 def _distill(layout: Layout, now: str, cache_dir: Path | None) -> dict:
