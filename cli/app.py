@@ -2,7 +2,7 @@
 
 ``tree()`` is the whole tree (--help, shell completion, man pages, replay);
 ``command_for(argv)`` is the root with only the subcommand argv names (a faster start:
-building all of it costs ~20 ms that a single ``remember`` does not need).
+building all of it costs time that a single ``remember`` does not need).
 
 The global options (--store, --quiet) are real click options of the root group and,
 hidden from --help, of every command below it, so they work before or after the

@@ -184,8 +184,8 @@ class _Closed:
 def entry() -> None:
     rc = main()
     # The process ends here without freeing its objects one by one, as interpreter exit would:
-    # after a night at a million memories the caches and columns it leaves (the embedding and
-    # key caches' indexes, a run's frames) took 0.1-0.15 s to free, for nothing. What exit
+    # after a night on a large store the caches and columns it leaves (the embedding and
+    # key caches' indexes, a run's frames) were slow to free, for nothing. What exit
     # would still do is done first: the standard streams flushed (main flushed its output and
     # answered for a failure), the atexit handlers run (worker pools, read-only shadows). The
     # store's files are written through descriptors, synced and closed before main returns.

@@ -14,7 +14,7 @@ def _short(text: str, n: int = 60) -> str:
 
 class Texts:
     """The records' texts once a run's events are applied, without folding them into a copy
-    of the state (a copy of every record, a million at 1M, to print a few lines): no
+    of the state (a copy of every record, to print a few lines): no
     lifecycle event changes a text but a derived record's (distill, policy), which the
     event holds whole."""
 

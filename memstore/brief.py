@@ -127,8 +127,8 @@ def _pairs(flagged, by_id) -> list[dict]:
 
 def _open_pairs(current, now: str, access=None) -> list[dict]:
     """``_pairs`` of the records index and the log after it, the records in an open conflict
-    read a block at a time in creation order (53,082 of them at 1M held at once were 150
-    MB), each decoded once: a pair waits for its later side's block to fill in its text.
+    read a block at a time in creation order (not held all at once), each decoded once: a
+    pair waits for its later side's block to fill in its text.
     With an agent's ``access``, only pairs of two records it may read."""
     from .access import readable
 

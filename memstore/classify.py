@@ -61,8 +61,8 @@ _I = re.IGNORECASE
 _APOS = "['\u2019]"
 
 # The cue patterns below run on the lowercased text, and only when one of these words is in
-# it (every cue match contains one): ~0.5 us a memory instead of ~10 us for the full patterns
-# on every write (bench/foundation.py, bulk remember).
+# it (every cue match contains one): a fraction of the full patterns' cost on every write
+# (bench/foundation.py, bulk remember).
 _HINT = re.compile(r"never|must|under no|do(?:n|\snot)|always|cr(?:itical|ucial)|important"
                    r"|allerg|anaphyla|security|vulnerab"
                    r"|絶対|必ず|決して|厳禁|禁止|重要|アレルギー|危険|脆弱性")
@@ -157,7 +157,7 @@ _DEFINITION = (
 )
 
 # Every match of a pattern holds one of its hints (in the folded text, below), so a pattern
-# is compiled and run only for a text that holds one: compiling all five cost ~3 ms of every
+# is compiled and run only for a text that holds one: compiling all five slowed every
 # `remember` start, most of the time for a text that none of them matches. Held to the
 # patterns by a property test (tests/test_classify.py).
 _ACK_STARTS = (

@@ -2,9 +2,9 @@
 from the records index and the log's conflict events without folding the log.
 
 The sides of each conflict are read from the records index a block at a time, in the order
-the listing asks for them (a listing of 36,324 open conflicts at 1M held 53,082 records at
-once: 550 MB). ``listed`` answers None when no records index can be believed; the caller
-then folds the log (``conflicts.records`` over the whole state), which gives the same list.
+the listing asks for them, not all held at once. ``listed`` answers None when no records
+index can be believed; the caller then folds the log (``conflicts.records`` over the whole
+state), which gives the same list.
 """
 
 from __future__ import annotations
@@ -73,10 +73,8 @@ def _events(current, layout, all_: bool) -> list[dict] | None:
     still in one (the records index names them: every event of an open conflict names its
     sides, which are in one still), from those records' lines (found by bisecting the log on
     the seqs the index lists for them) or, when they are many for the log's size, from the
-    scan (at 1M, 53,082 records in 36,324 open conflicts, ad hoc: their lines 18 s by
-    cProfile, the scan of the 1 GB log 2.8 s; ~0.34 ms a record against ~2.8 s a gigabyte,
-    whence ``_SCAN_PER_RECORD``). None: the log is out of
-    order there (the forward read decides)."""
+    scan (finding one record's lines costs about what scanning ``_SCAN_PER_RECORD`` bytes of
+    the log does). None: the log is out of order there (the forward read decides)."""
     from .store.lookup import log_size, scanned_events
 
     ops = ("conflict", "resolve", "supersede")

@@ -123,9 +123,9 @@ class _Vectors:
         return out
 
 
-# What it holds at most (beyond what one call needs), in bytes of float32 vectors: a night at
-# 1M whose day touched most subjects looks up ~220,000 group texts a round, and a cache of
-# 131,072 vectors was cleared and filled again each round (477,000 lookups instead of 222,000)
+# What it holds at most (beyond what one call needs), in bytes of float32 vectors: a night on
+# a large store whose day touched most subjects looks up more group texts a round than a
+# smaller cache held, and it was cleared and filled again each round (twice the lookups)
 _CAP_BYTES = 1 << 28  # 256 MB: 262,144 vectors at 256 dimensions, 174,762 at 384
 _CAP: int | None = None  # a number of vectors instead (tests)
 _PREFETCH = 32_768  # texts of the near-duplicate groups looked up in one call
@@ -381,7 +381,7 @@ def _near_duplicates(s, now: str, config, embedder, memo: _Memo) -> list[dict]:
                 alive = was.alive(gone)
                 if known is not None and known[0] is was:
                     # the group and its vectors kept whole, those no longer active masked out (a
-                    # round's 176,000 members and their 180 MB of vectors were copied: 0.1 s)
+                    # round's members and all their vectors were copied)
                     mask = np.zeros(len(was), dtype=bool)
                     mask[alive] = True
                     held[key], ready[key] = _Masked(was, mask), known[1]
@@ -405,8 +405,7 @@ def _near_duplicates(s, now: str, config, embedder, memo: _Memo) -> list[dict]:
 
     def settle() -> None:
         # each group's nearest older members are found first, and the records they name
-        # built in one pass: found one by one, each a take of the snapshot's table (a night
-        # at 1M built 763 so: 0.47 s of its 2.3)
+        # built in one pass: found one by one, each a take of the snapshot's table
         plans = [_plan(s, members, matrix, since, mark) for members, matrix in pending]
         if isinstance(s, Working):
             s.build([plan.ids[best] for plan in plans if plan.nearest for best, _ in plan.nearest.values()])
@@ -506,8 +505,8 @@ def _merge_filed(filed: dict[tuple, tuple], groups: dict[tuple, list], embedder,
 class _Members(Sequence):
     """A near-duplicate group's members in ``_order``, with the columns its decisions read
     (``_columns``): those read from the snapshot's groups file are made into ``Member``
-    values only when one is asked for (a night's groups hold 217,000 at 1M: 0.35 s of
-    tuples, none of them read), the others are held as listed (records)."""
+    values only when one is asked for (a night's groups hold a great many, none of
+    them read), the others are held as listed (records)."""
 
     def __init__(self, ids: list[str], seqs, episodic, occurred: list[str], items: list, rows, table):
         self.ids, self.seqs, self.episodic, self.occurred = ids, seqs, episodic, occurred
@@ -675,7 +674,7 @@ def _plan(s, members, matrix, since: str, mark: int) -> _Plan:
     nearest = {}
     # (found ahead only where the records they name are built by id, and for a few fresh
     # members: a group of many, as a bulk import makes, has its first event early, after which
-    # each is found again: 1.2x the first consolidate at 100k)
+    # each is found again, lengthening a bulk import's first consolidate)
     if not (isinstance(s, Working) and s.source is not None and len(fresh) <= _AHEAD):
         return _Plan(ids, episodic, day, fresh, active, None)
     for j in fresh:
@@ -914,8 +913,8 @@ def _seed(mapper, compute, keep, texts: list[str]):
 
 
 # new records ranked before their pairs go to the workers: the workers check a block's pairs
-# while this process ranks the next (a night's 617 checked records at 1M: 0.27 s of gists and
-# frames, 0.26 s of ranking), so what is left when ranking ends is the last block's
+# while this process ranks the next (checks and ranking take about as long), so what is left
+# when ranking ends is the last block's
 _BLOCK = 128
 _FRAMES = CHUNK // 4  # texts whose frames are sent to the workers at a time
 # a bulk import's first consolidate (more new records than _BULK) checks them in the larger
@@ -924,11 +923,11 @@ _BULK = 2048
 _BLOCK_BULK = 2048
 _FRAMES_BULK = 8 * CHUNK
 # new records (created after the last mark) from which a run asks a mapper that can (an
-# ``index.workers.EmbedPool``) to start its workers at once: their update checks cost ~0.4 ms
-# a record in gists and frames, starting a worker ~0.1 s on another core; and the records the
-# store holds from which it does, for the workers to be up before the update stage needs them
-# (a night at 1M opens in 0.45 s; a store of a few thousand records in a few milliseconds,
-# and its run then waited for the workers to start and stop: 0.25 s -> 0.40 s for 400 new)
+# ``index.workers.EmbedPool``) to start its workers at once: their update checks then outweigh
+# starting a worker on another core; and the records the store holds from which it does, for
+# the workers to be up before the update stage needs them (a large store opens slowly enough
+# to hide their start; a small one opens at once, and its run then waited for the workers to
+# start and stop)
 _WARM = 256
 _WARM_STORE = 100_000
 
@@ -1025,8 +1024,8 @@ def _loud(n, ranked: list[int], s, memo: _Memo):
 
 def _scoped(n, ranked: list[int], memo: _Memo) -> list[int]:
     """The positions of ``_loud``'s candidates, their records not read: the domains are the
-    pool's (from a snapshot, its column: three of four candidates at 1M are in another
-    domain, and a record was built for each, 9,000 a night)."""
+    pool's (from a snapshot, its column: most candidates are in another
+    domain, and a record was built for each)."""
     long, domains = memo.candidates[n.id], memo.domains.get(n.id)
     was = memo.quiet.get(n.id)
     quiet = was[1] if was is not None and was[0] is long else 0

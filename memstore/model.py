@@ -12,7 +12,7 @@ from dataclasses import MISSING, dataclass, field, fields
 from functools import lru_cache
 from operator import attrgetter
 
-try:  # CPython's own SHA-256, the same digest: hashlib would load OpenSSL, ~2.5 ms of every
+try:  # CPython's own SHA-256, the same digest: hashlib would load OpenSSL in every
     from _sha2 import sha256  # remember's start (3.12 and later)
 except ImportError:
     try:

@@ -90,7 +90,7 @@ class Pool(Sequence):
 
     def positions(self, ids: list[str]):
         """Each of ``ids``' position in the pool, -1 where it is not there (an int64 array):
-        found by the table's id lookup, not a dict of every id (0.07 s at 342,000)."""
+        found by the table's id lookup, not a dict of every id."""
         import numpy as np
 
         if self._inv is None:
@@ -135,7 +135,7 @@ def pool_of(work, pooled, updatable: tuple[str, ...]) -> Pool:
     table, have = work.source.table, work.memories
     rows = np.flatnonzero(pooled_rows(table, updatable))
     # the rows of the records built (a few thousand), found by their ids: not a probe of each
-    # of 342,000 pool ids
+    # pool id
     found = work.source._at(list(dict.keys(have)))
     built_row = np.zeros(table.num_rows, dtype=bool)
     built_row[found[found >= 0]] = True
@@ -171,8 +171,7 @@ class Column(Sequence):
     (``rows``: each position's, -1 for a record built) read when asked for, a built record's
     held (``held``: position -> value, which may be None: a domain); ``take`` reads some
     positions' in one call, and iterating or slicing reads all of them in one take (a bulk
-    import's first consolidate reads them all; a night, a few: the table's 342,000 texts
-    taken and made into strings cost 0.15 s, the ids and record times 0.1 s more). Equal to
+    import's first consolidate reads them all; a night, a few). Equal to
     a list of its values."""
 
     def __init__(self, column, rows, held: dict[int, object]):
@@ -362,7 +361,7 @@ def loud_shorts(work, least: float, fewest: int, floor: float, weights) -> set[s
     alone in its group: confidence at least ``least``, and ``fewest`` mentions or a composite
     salience at ``floor`` or above. ``salience.composite`` itself, given the columns as
     arrays: the same floating-point operations in the same order, a record's at a time in
-    each (223,970 such records a night on the zipf shape, most alone)."""
+    each (a night on the zipf shape has many such records, most alone)."""
     from types import SimpleNamespace
 
     import numpy as np
@@ -412,8 +411,8 @@ def grouped_shorts(work, listed_keys: set[tuple], loud: set[str]):
     anything of, the ``Passed`` others): those whose group (``group_keys``) holds another
     such row, or a record the run lists (``listed_keys``: their groups' keys), and those it
     keeps alone (``loud``: ids). A row alone in its group and not loud is passed over by
-    promote's test of a lone record, so it is not made into a ``Short`` (223,970 a night on
-    the zipf shape, most alone)."""
+    promote's test of a lone record, so it is not made into a ``Short`` (on the zipf shape, most
+    rows are alone)."""
     import numpy as np
     import pyarrow as pa
     import pyarrow.compute as pc

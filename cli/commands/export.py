@@ -78,7 +78,7 @@ def run(
         if got is None:  # no snapshot (the records are built), or ids the table cannot look up
             pieces = _from_records(load_state(e.layout)[0] if partial else state, e, format)
         else:
-            del state  # its snapshot table, now that the caller's is taken (a million rows: ~1 GB)
+            del state  # its snapshot table, now that the caller's is taken
             release_unused()
             table, seen = got
             pieces = [parquet_bytes(seen, table=table)] if format == "parquet" else _pieces(format, table, e.now)
@@ -88,8 +88,8 @@ def run(
 
 
 def _pieces(format: str, table, now: str):
-    """The whole export as pieces of bytes, a block of records at a time (a whole export at
-    1M held a million records and a gigabyte of lines at once)."""
+    """The whole export as pieces of bytes, a block of records at a time (a whole export
+    held every record and all its lines at once)."""
     from memstore.codec import dumps_lines
     from memstore.model import memory_to_dict
     from memstore.store.visible import blocks, markdown_sections

@@ -64,9 +64,9 @@ def run(
 def _recent_visible(layout, wanted, limit: int | None, since: str | None, access):
     """``_recent`` of the events an agent may see (``event_visible``), each record they name
     looked up in the records index and the log after its watermark (``Current.hidden``),
-    once: an agent's `log --limit 10` at 1M folded the whole state (25 s, 1.8 GB). None: no
-    usable records index, one found damaged while read, or an answer too long to hold (the
-    forward read decides, as for the owner)."""
+    once: an agent's `log --limit 10` folded the whole state. None: no usable records
+    index, one found damaged while read, or an answer too long to hold (the forward read
+    decides, as for the owner)."""
     from memstore.access import event_ids, event_visible
     from memstore.index.current import open_current, read_or_fold
 
@@ -98,8 +98,8 @@ def _recent(layout, wanted, limit: int | None, since: str | None):
     the log's end: a --limit or --since costs what it returns. Events of up to ``KEEP``
     bytes of lines are held as found; a longer answer is only counted on the way back, then
     read forwards from where its oldest line begins and printed as it is read, so its memory
-    does not grow with it (a million events held took 3.8 GB). None: the log is not regular
-    there, and the caller reads it forwards (memstore.store.backwards)."""
+    does not grow with it. None: the log is not regular there, and the caller reads it
+    forwards (memstore.store.backwards)."""
     from memstore.store.backwards import Irregular, newest_first, oldest_first
 
     found: list[dict] | None = []

@@ -141,7 +141,7 @@ def _commit(e, drafts, allow_past: bool, json: bool) -> None:
 @contextmanager
 def _gc_paused():
     """A bulk run builds ~10 acyclic objects per line: the cyclic collector would only
-    re-scan them (about a quarter of the run time at 100k lines). Restored after."""
+    re-scan them (much of the run time). Restored after."""
     enabled = gc.isenabled()
     gc.disable()
     try:

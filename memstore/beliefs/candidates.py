@@ -2,8 +2,8 @@
 
 The rule: the records said before it (``later``) that share the most of its lookup keys,
 then the newest, at most ``limit``. Counting shared keys record by record in Python cost
-(new records) x (postings of their keys): a bulk import of 100k records ran past 15
-minutes. ``Postings.ranked`` gives the same list with the counting done by numpy (the
+(new records) x (postings of their keys): far too slow for a bulk import.
+``Postings.ranked`` gives the same list with the counting done by numpy (the
 new record's keys' postings counted into one array, a common key's as one row added),
 and only the best few records ordered. When record time never goes back as the log goes
 on (no ``--allow-past`` wrote into the pool), a record said before the new one is also
@@ -29,7 +29,7 @@ _SPARSE = 8
 _DENSE = 16
 _DENSE_BYTES = 64 << 20
 # pool records a keys file does not cover whose keys are derived rather than looked up: the key
-# cache's index is read whole on its first lookup (0.4 s at a million), ~24 us a text derived
+# cache's index is read whole on its first lookup, which costs more than deriving a few texts
 DERIVE_FEW = 4096
 
 
@@ -151,7 +151,7 @@ class Postings:
     def _year_end(self, year: str) -> int:
         """The pool position after the last record recorded in ``year`` or before, record
         years (text, as ``later`` compares them) only growing along the pool (``regular``):
-        found by bisection over the record times, not a year made for each of 342,000."""
+        found by bisection over the record times, not a year made for each record."""
         end = self._year.get(year)
         if end is None:
             end = self._year[year] = bisect_right(self._recorded, year, key=lambda t: t[:4])
@@ -186,7 +186,7 @@ class Postings:
             at = self.position.many(sorted(gone))
             out[at[at >= 0]] = False
             return out
-        # (the few that left, found by a set difference: not a probe of each of 342,000 ids)
+        # (the few that left, found by a set difference: not a probe of each pool id)
         gone = self.position.keys() - ids
         out[np.fromiter(map(self.position.__getitem__, gone), dtype=np.int64, count=len(gone))] = False
         return out
@@ -395,7 +395,7 @@ def _least(shared, limit: int) -> int | None:
         return None
     # how many reach a level only falls as the level rises: the largest level that ``limit``
     # reach, found by halving (a pass over the counts a try: 4 at most for 16 levels, where
-    # going down from the top took 9 a record on a night at 1M)
+    # going down from the top took more)
     lo, hi = 0, top  # (``limit`` reach lo, or lo is 0; none above hi is known to)
     while lo < hi:
         mid = (lo + hi + 1) // 2

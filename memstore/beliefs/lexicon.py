@@ -8,7 +8,7 @@ import re
 
 from ..cjk import CJK_CLASS
 
-# Case folds ASCII only: compiling IGNORECASE over the Unicode classes of CJK costs ~20 ms per
+# Case folds ASCII only: compiling IGNORECASE over the Unicode classes of CJK is slow, once per
 # process (recall and consolidate import these), and NFKC has made digits and spaces ASCII.
 _I = re.IGNORECASE | re.ASCII
 

@@ -1,6 +1,6 @@
 """The records index's aggregate columns as one flat file, ``index/columns.bin``: what
 ``stats`` and ``brief`` read for every record, without asking Tantivy for a million values
-through Python (0.73 s and ~250 MB at a million records; this file: one read and a hash).
+through Python (this file: one read and a hash).
 
 A derived file like the indexes, and believed only after the same checks: its format, the
 sha256 of its rows, and the anchor of the log line at its watermark (another store's file,
@@ -34,9 +34,9 @@ from .records import AXIS_FIELDS
 FORMAT = "memstore-columns/2"  # /2: a float column as a table of its distinct values and indexes
 FIELDS = (("seq", "<i8"), *((a, "<f8") for a in AXIS_FIELDS), ("confidence", "<f8"), ("recalls", "<i8"),
           ("used", "<i8"), ("recorded", "<i8"), ("codes", "<i8"))
-MIN_ROWS = 10_000  # below it Tantivy gives the columns in a few milliseconds
+MIN_ROWS = 10_000  # below it Tantivy gives the columns quickly
 # events a catch-up may leave after the file's watermark before it is rewritten: a read folds
-# them (at 1M `stats` took 0.36-0.40 s with none behind, 0.48-0.53 s with 1,001; a rewrite 1.6-1.8 s)
+# them: each slows every read a little, and a rewrite costs several reads
 REWRITE = 500
 MAX_TAIL = 20_000  # events after the watermark a read folds; beyond it, the index's columns
 

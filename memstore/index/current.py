@@ -2,7 +2,7 @@
 watermark plus the events after it, folded onto the records they touch.
 
 A read that needs a few records (``show``) or aggregates over all of them (``stats``)
-then costs what it returns, not a fold of a million events (~100 s, ~5 GB). The index is
+then costs what it returns, not a fold of the whole log. The index is
 a derived file and is checked before it is believed (its manifest's format, watermark,
 log anchor, file list and document count; nothing created after its watermark); when
 any check fails, or the log after the watermark is long, ``open_current`` returns None and
@@ -80,8 +80,7 @@ class Current:
 
     def events_of(self, ids: list[str]) -> dict[str, list[dict] | None]:
         """``events`` of each of ``ids``, their lines read in one pass over the log in seq
-        order (a listing of 36,324 open conflicts at 1M bisected the log 200,000 times, one
-        mapping each record)."""
+        order (not a bisection of the log and a mapping for each record)."""
         from ..events import touched_ids
         from ..store.log import well_formed
         from ..store.lookup import lines_at

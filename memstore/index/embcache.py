@@ -31,9 +31,8 @@ def text_hash(text: str) -> bytes:
 
 class EmbeddingCache:
     """Texts' vectors by hash. What a process holds is the file's hashes, sorted, and where
-    each lies (24 bytes an entry, 24 MB at a million); vectors are read from the file for the
-    texts asked for, so a build's memory does not grow with the cache (it held every vector:
-    1.5 GB at a million with e5)."""
+    each lies (24 bytes an entry); vectors are read from the file for the
+    texts asked for, so a build's memory does not grow with the cache (it held every vector)."""
 
     def __init__(self, directory: Path | None, embedder_name: str, dim: int):
         self.path = directory / f"{embedder_name}.bin" if directory else None
@@ -195,7 +194,7 @@ def _unit(vecs):
     import numpy as np
 
     with np.errstate(all="ignore"):
-        # in float32 first (a float64 copy of 222,000 vectors took 0.5 s of a night at 1M); a
+        # in float32 first (a float64 copy of every vector was a large part of a night); a
         # sum of float32 squares is within ~1e-5 of the float64 one unless it overflows or
         # underflows, so the rows near a bound, zero or not finite are summed again in float64
         norms = np.einsum("ij,ij->i", vecs, vecs, dtype=np.float32).astype(np.float64)

@@ -71,7 +71,7 @@ def file_list(layout: Layout, name: str, previous) -> dict[str, list]:
         was = old.get(p.name)
         known = isinstance(was, list) and len(was) == 3 and isinstance(was[2], str)
         # an unchanged segment keeps its hash, and so does any big file unchanged since (the
-        # USearch file, 1.1 GB at 1M: hashing it again cost every catch-up seconds); small
+        # USearch file: hashing it again slowed every catch-up); small
         # files that are rewritten in place (meta.json) are cheap to hash again
         unchanged = known and was[:2] == [st.st_size, st.st_mtime_ns]
         if unchanged and (_SEGMENT.match(p.name) or st.st_size > _BLOCK):

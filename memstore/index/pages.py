@@ -2,8 +2,8 @@
 
 Tantivy reads its files through read-only shared mappings. Reading tens of thousands of
 stored records scattered over a million (the `conflicts` listing, the brief's open
-conflicts) leaves most of the doc store mapped: 180 MB of this process's RSS at 1M,
-measured by hand, for pages it will not read again. ``release`` drops this process's
+conflicts) leaves most of the doc store mapped, in this process's RSS, for pages it will
+not read again. ``release`` drops this process's
 mappings of those pages (``MADV_DONTNEED``); they stay in the page cache, and a later read
 faults them back in from it, so nothing Tantivy sees changes. Linux only; elsewhere, and
 wherever /proc or madvise is missing, nothing happens.

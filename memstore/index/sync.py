@@ -467,7 +467,7 @@ def _open_read_only(layout: Layout, embedder, cache, head: int) -> Indexes:
 
 
 CHUNK = 20_000  # events folded and indexed at a time: bounds memory on a large log (a reindex
-# at 100k peaked at 684 MB with 50,000, 515 MB with 20,000, the log read in blocks)
+# peaked higher with more, the log read in blocks)
 
 
 def _catch_up(layout, mark, rec, lex, vec, embedder, cache, progress) -> tuple[int, int]:
@@ -488,8 +488,8 @@ def _catch_up(layout, mark, rec, lex, vec, embedder, cache, progress) -> tuple[i
 
 def _after(layout: Layout, mark: int) -> Iterator[dict]:
     """The events after ``mark``, read from the byte after its line when the manifests' anchor
-    still locates it (reading the whole log to skip what is indexed made every catch-up O(n):
-    13 s a call at 1M for a server whose searches record their use); else the whole log."""
+    still locates it (reading the whole log to skip what is indexed made every catch-up O(n),
+    every call for a server whose searches record their use); else the whole log."""
     if mark:
         anchor = (read_manifest(layout.manifest_path("records")) or {}).get("anchor")
         if isinstance(anchor, dict) and anchor_problem(layout, anchor, mark) is None:

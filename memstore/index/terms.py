@@ -1,10 +1,8 @@
 """Matching any of a field's values: the cheapest Tantivy query for the job.
 
-Tantivy's TermSetQuery walks the term dictionary with an automaton. On a
-1M-document store, `python bench/tantivy_terms.py` measured counting one cue
-value (125k documents) at 1.42 ms as a term set against 0.71 ms as a term query,
-and 30 / 300 seqs at 0.69 / 3.77 ms against 0.06 / 0.87 ms as a disjunction of
-term queries. Only very long lists go to the term set.
+Tantivy's TermSetQuery walks the term dictionary with an automaton: for one cue value it
+is slower than a term query, and for tens or hundreds of seqs slower than a disjunction of
+term queries (`python bench/tantivy_terms.py`). Only very long lists go to the term set.
 """
 
 from __future__ import annotations

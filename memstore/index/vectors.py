@@ -25,8 +25,8 @@ FORMAT = "memstore-vectors/5"  # /3: a long text is embedded from its first 512-
 # /4: the rows are read from the USearch file (no .rows copy); /5: half-precision rows
 DTYPE, ROW = "f16", "<f2"  # USearch's scalar kind, and numpy's for the rows it writes
 EXACT_LIMIT = 50_000
-# HNSW build effort: half USearch's default of 128. `python bench/usearch_params.py`
-# (50k hashing vectors): 440 vs 725 us per insert for recall@30 0.983 vs 0.986 against exact.
+# HNSW build effort: half USearch's default of 128: far cheaper inserts for almost the
+# same recall against exact (`python bench/usearch_params.py`).
 EXPANSION_ADD = 64
 
 
@@ -66,8 +66,8 @@ class VectorIndex:
 
             viewed = self.path.exists()
             # a viewed index only searches (``add`` loads one to extend it): without its key
-            # lookup table, which viewing builds by reading every node's key (at 1M: 0.26 s
-            # and 34 MB of each recall's start)
+            # lookup table, which viewing builds by reading every node's key (a cost to
+            # each recall's start)
             self._index = Index(ndim=self.dim, metric="cos", dtype=DTYPE, expansion_add=EXPANSION_ADD,
                                 enable_key_lookups=not viewed)
             if viewed:
@@ -79,12 +79,12 @@ class VectorIndex:
 
     def _view(self) -> None:
         """View the USearch file through a mapping of our own, then hand back the pages viewing
-        read: USearch reads every node's header to find the nodes (at 1M, 160 MB of the file
+        read: USearch reads every node's header to find the nodes (much of the file
         resident in this process before the first search), and a search needs only the few
         nodes it visits, which it maps again from the page cache. The pages stay cached; this
         process's resident set is what it uses. (Not after each search too: a long-lived
         process's next search reuses them, and faulting them in again made in-process recall
-        at 1M 2.2x slower, p50 43.5 ms against 20.0 ms.)"""
+        about twice as slow.)"""
         import mmap
 
         with open(self.path, "rb") as fh:
@@ -208,7 +208,7 @@ class VectorIndex:
 
         keys = np.sort(np.asarray(list(seqs), dtype=np.uint64))
         keys = keys[np.concatenate(([True], keys[1:] != keys[:-1]))] if len(keys) else keys  # np.unique
-        # would import numpy.ma, 11 ms of every CLI recall
+        # would import numpy.ma, a cost to every CLI recall
         at = np.searchsorted(self.keys, keys)
         ok = at < len(self.keys)
         ok[ok] = self.keys[at[ok]] == keys[ok]
@@ -243,7 +243,7 @@ class VectorIndex:
         """The rows at positions ``at`` (ascending) as float32. Many are read with pread: rows
         read through the mapping bring the 64 KB of the file around each into this process
         (the kernel's fault-around, which no madvise turns off), and a restricted search's
-        20,000 scattered rows at 1M mapped 470 MB of it. Through the mapping when few, or when
+        scattered rows mapped much of it. Through the mapping when few, or when
         the file was replaced since it was mapped (the positions are the mapped file's)."""
         import numpy as np
 

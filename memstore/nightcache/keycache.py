@@ -3,9 +3,8 @@ by stores, beside the embedding cache.
 
 consolidate ranks a new memory's update candidates by the keys it shares with every
 updatable record (``beliefs.candidates.Postings``). Deriving the keys of every one of them
-again each night was most of a night's run (a million memories, ``bench/scale.py --only
-nightly``: 46.8 s derived, 37.3 s cached): keys are a pure function of the text, so they
-are kept here once.
+again each night was most of a night's run (``bench/scale.py --only nightly``): keys are a
+pure function of the text, so they are kept here once.
 
 The file, ``keys-<KEYS_VERSION>.bin``, is a sequence of blocks, one per append:
 
@@ -130,8 +129,8 @@ class Keys(Sequence):
     """What ``KeyCache.keys`` hands back: each text's keys, a frozenset, in the texts' order.
     A text the file holds is decoded when it is read, and ``postings`` gathers which texts
     hold which keys without building a set per text (a night's consolidate reads the keys
-    of 342,000 pool texts to gather the postings of the day's 733 keys: decoding them one by
-    one was 2 s at a million)."""
+    of every pool text to gather the postings of the day's few keys: decoding them one by
+    one built a set for every pool text)."""
 
     def __init__(self, read: _Read, where, fresh: dict[int, frozenset], texts: list[str], derive):
         self._read, self._where, self._fresh = read, where, fresh  # fresh: the derived ones

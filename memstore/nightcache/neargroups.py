@@ -1,10 +1,10 @@
 """The near-duplicate groups beside a snapshot, with their vectors: ``snapshots/state-<seq>.near``.
 
 A night's ``consolidate`` decides each new record against the older members of its group
-(a domain and a subject): the cosine with every one of them. At a million memories the
-1,000 new records of a night fell in groups of 217,658 members, whose vectors were looked
+(a domain and a subject): the cosine with every one of them. On a large store a
+night's few new records fall in groups of very many members, whose vectors were looked
 up in the embedding cache text by text (hashed, found, read from scattered pages of a
-1 GB file: 1.6 s) after the members were grouped and sorted (0.3 s). This file holds,
+large file) after the members were grouped and sorted. This file holds,
 for the snapshot's candidates of those groups (active raw records with a subject), each
 group's rows in the order consolidate compares them (event time, then seq, then id) and
 their vectors in that order, as the embedding cache held them when the snapshot was
@@ -44,9 +44,9 @@ from pathlib import Path
 from ..codec import dumps
 
 FORMAT = "memstore-neargroups/1"
-# the fewest members a group has its vectors written for: a smaller group costs a night less
-# than a millisecond in the cache, and a store of many subjects has many such groups (the
-# zipf shape's 66,393 groups: half its grouped rows are in groups of fewer than 16)
+# the fewest members a group has its vectors written for: a smaller group costs a night little
+# in the cache, and a store of many subjects has many such groups (the zipf shape: half its
+# grouped rows are in groups of fewer than 16)
 LEAST = 16
 _ALIGN = 64
 _HEAD_MOST = 1 << 16  # a header line is far shorter
@@ -358,7 +358,7 @@ class NearGroups:
     def check_ahead(self, keys) -> None:
         """Check the digests of these groups' vectors on a thread (hashing lets go of the
         interpreter), while the caller does other work: a night checks its groups during its
-        update stage (0.14 s of reading and hashing 223 MB at 1M). ``block`` waits for it."""
+        update stage (reading and hashing all their vectors). ``block`` waits for it."""
         import threading
 
         spans = [found for key in sorted(keys) if (found := self._span(key)) is not None]

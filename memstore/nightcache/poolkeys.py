@@ -3,10 +3,10 @@
 A night's ``consolidate`` ranks each new record's update candidates by the keys it shares
 with every record of the update pool (``beliefs.candidates.Postings``): which pool records
 hold the day's few thousand keys. Without this file that is read from the key cache text
-by text: the keys of every pool record (342,000 at a million memories), hashed, looked up,
-decoded and inverted, every night (1.8 s of a 7.4 s night at 1M). This file holds that
-inversion for the pool as the snapshot has it, so a night reads the postings of its own
-keys and derives only those of the pool records the log after the snapshot touched.
+by text: the keys of every pool record, hashed, looked up, decoded and inverted, every
+night. This file holds that inversion for the pool as the snapshot has it, so a night
+reads the postings of its own keys and derives only those of the pool records the log
+after the snapshot touched.
 
 It covers the snapshot's rows that pass ``rowscan.pooled_rows`` (raw, no outcome, active
 or expired, not an episode), by row number. A record the log after the snapshot touched is
@@ -52,7 +52,7 @@ def _hash(name: bytes) -> int:
     return int.from_bytes(hashlib.blake2b(name, digest_size=8).digest(), "little")
 
 
-# pool texts whose keys a snapshot derives at most (~24 us each: 1.6 s): past it (a store not
+# pool texts whose keys a snapshot derives at most: past it (a store not
 # consolidated since a bulk import, whose key cache lacks them) the file is left out, and the
 # night after derives them into the key cache, as it would without the file
 DERIVE_MOST = 65_536

@@ -38,7 +38,7 @@ QUESTION = 0.5  # a memory that is only a question ("What's 7.5 miles in kilomet
 AFTER = 0.999  # the older of a likely change's pair: just under the newer, which takes its place
 REPLACEMENT_SEEDS = 5  # the best candidates whose replacements recall fetches
 # the update checks compare every pair of the best 2 * min(k, this): quadratic, so a --k 1000
-# took a minute on 3,000 memories (2M pairs); the top of a long list is what they order
+# took far too long on 3,000 memories (2M pairs); the top of a long list is what they order
 UPDATE_DEPTH = 25
 BRUTE_FORCE_LIMIT = 20_000  # cue-filtered semantic search scores candidates directly up to this many
 OVERFETCH_LIMIT = 1_000  # ... unless this deep a search of the whole index finds enough of them

@@ -1,7 +1,7 @@
 """The log read from its end: the newest events first, costing what they return.
 
 ``memstore log --limit 10`` on a million-event log folded nothing and still read all of
-it (46 s). This reader walks the partitions newest first in blocks from their end. It is
+it. This reader walks the partitions newest first in blocks from their end. It is
 exact only for a regular log: every line a well-formed event and the seqs falling by one
 from the head. Anything else (a damaged, torn-in-the-middle, edited or reordered line)
 raises ``Irregular``, and the caller reads the whole log forwards, whose rules
@@ -94,8 +94,8 @@ class Changed(StoreError):
 def oldest_first(layout: Layout, start: tuple, first: int, last: int) -> Iterator[dict]:
     """The events ``first`` to ``last`` again, oldest first, from ``start`` (the partition and
     byte offset of ``first``'s line, as ``newest_first``'s ``where`` gave it): a window that
-    read found regular, read forwards one block at a time (its events are not held: a
-    million of them took 3.8 GB). The lines are checked as that read checked them; one that
+    read found regular, read forwards one block at a time (its events are not held).
+    The lines are checked as that read checked them; one that
     is no longer the event its seq should be (the log changed in between) raises
     ``Changed``, and events appended since are not read."""
     expect = first

@@ -63,8 +63,8 @@ def _find(buf, token: bytes, accept) -> object:
 
 def _windows(buf):
     """(start, end) of each _WINDOW bytes of ``buf`` in order, the pages of each handed back
-    once the caller asks for the next (a remember at a million memories searched its 1 GB
-    log with every page left mapped: ~1 GB of RSS)."""
+    once the caller asks for the next (a remember searched its log
+    with every page left mapped: the whole log in its RSS)."""
     size, at, kept = len(buf), 0, 0
     while at < size:
         end = min(size, at + _WINDOW)
@@ -145,7 +145,7 @@ _KEY = b'"key":"'
 def _known_many(layout: Layout, ids: list[str], keys: list[str]) -> Known:
     """The ids and keys of a bulk write that the log holds: one pass over each partition, a
     window at a time, its pages handed back once read, keeping only what the write names
-    (every id and key of the log were kept, the log read whole: 1.2 GB at a million). An
+    (every id and key of the log were kept, the log read whole). An
     id is a candidate where its token is first seen, confirmed when asked (``Known``); a
     key is read from the first well-formed event that binds it."""
     wanted_ids, wanted_keys = set(ids), set(keys)
@@ -190,7 +190,7 @@ _BLOCK = 1 << 22
 
 def lines_with(layout: Layout, pattern: bytes) -> list[bytes]:
     """Every complete log line matching the regular expression ``pattern``, in log order,
-    read in blocks (memory stays at a block whatever the log's size; ~0.4 s a gigabyte; for
+    read in blocks (memory stays at a block whatever the log's size; for
     a literal, re's search beats bytes.find here)."""
     import re
 
@@ -354,7 +354,7 @@ def lines_at(layout: Layout, seqs: list[int]) -> list[bytes] | None:
             found[q], after[i] = got
             if after[i] - kept.get(i, 0) > _RELEASE:  # the pages behind every later search: handed
                 kept[i] = _release(files[i][1], kept.get(i, 0), after[i])  # back (fault-around
-                # maps 64 KB around each line read: a listing's lines across a 1 GB log, all of it)
+                # maps 64 KB around each line read: a listing's lines across a large log, all of it)
         return [found[q] for q in seqs]
     finally:
         for _first, buf in files:

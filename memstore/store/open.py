@@ -55,9 +55,9 @@ def load_state(layout: Layout, *, use_snapshots: bool = True, keep=None) -> tupl
     (``state.Partial``). For a caller whose every scan looks only for records the mask
     holds (``distill.rows``, ``consolidate.rows``): a million records are not built to read
     a few thousand. Without ``keep``, a state opened from a snapshot is a ``state.Lazy``:
-    each record is built when it is first read, and the first listing builds the rest (a
-    million records: seconds and a gigabyte more), so a caller that reads a few records by
-    id (the MCP server's tools, ``Store.state()``) does not pay for them all. Without a
+    each record is built when it is first read, and the first listing builds the rest,
+    so a caller that reads a few records by id (the MCP server's tools, ``Store.state()``)
+    does not pay for them all. Without a
     usable snapshot, or while states are kept between opens (``remember_states``), every
     record is built."""
     from ..state import acyclic_build  # (looked up at each open: a test runs without it)

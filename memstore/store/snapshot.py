@@ -6,7 +6,7 @@ checksum of the file's bytes before its footer (``data_checksum``, checked on ev
 each page also carries a CRC) and the anchor of the log line at its seq with the sizes of
 the partitions before it (store/anchor.py: another store's snapshot, or one of a log since
 truncated or replaced, is not used). Deleting snapshots changes no answer.
-pyarrow is imported here only (it costs ~100 ms of start-up).
+pyarrow is imported here only (its import slows start-up).
 """
 
 from __future__ import annotations
@@ -63,7 +63,7 @@ def content_checksum(table) -> str:
     """The checksum of format /6 (still read): sha256 of the table's columns as Arrow's IPC
     stream writes them (its metadata left out), the same for the table a write builds and
     the one a read gets back whatever the Parquet encoding. The stream is hashed as it is
-    written, never held (a million rows' stream is ~0.5 GB)."""
+    written, never held."""
     import pyarrow as pa
 
     t = table.replace_schema_metadata(None).combine_chunks()
@@ -114,8 +114,8 @@ def parquet_bytes(state: State, position: tuple[str, int] | None = None, anchor:
 def state_blocks(state: State, size: int = 65_536):
     """The state's records in canonical order (``State.ordered``), about ``size`` at a time:
     from ``state_table``'s rows for a state opened partially from a snapshot (the records
-    built a block at a time, each block let go before the next: a whole export at 1M does
-    not hold a million records), else from the records held."""
+    built a block at a time, each block let go before the next: a whole export does
+    not hold every record), else from the records held."""
     if _rows_of(state) is not None:
         yield from table_blocks(state_table(state), size)
         return
@@ -135,7 +135,7 @@ def _written(state: State, position, anchor, table=None) -> tuple[bytes, int, st
     """(``parquet_bytes``, its row count, its data checksum). The checksum is of the file's bytes before its
     footer (``data_checksum``): the row group is written, its bytes hashed, then the
     metadata added to the footer, in one pass (a write, a read back and a second write, and
-    an Arrow stream of the columns hashed, took most of a snapshot's seconds at 1M)."""
+    an Arrow stream of the columns hashed, took most of a snapshot's time)."""
     import pyarrow.parquet as pq
 
     table = state_table(state) if table is None else table
@@ -180,7 +180,7 @@ def state_table(state: State):
     state opened partially from a snapshot (``state.Partial`` over its table, as
     ``take_snapshot`` opens it) takes the rows of the records it did not build from that
     table as they are, and builds rows only for those it did: the same table, without a
-    million records built and turned back into columns (most of a snapshot's time at 1M)."""
+    million records built and turned back into columns (most of a snapshot's time)."""
     rows = _rows_of(state)
     if rows is not None:
         return rows.merged(list(state.memories.built()))
@@ -188,8 +188,7 @@ def state_table(state: State):
 
 
 def release_unused() -> None:
-    """Hand the memory Arrow has freed back to the system: its allocator keeps it otherwise
-    (1.1 GB after a million rows were read and let go)."""
+    """Hand the memory Arrow has freed back to the system: its allocator keeps it otherwise."""
     import pyarrow as pa
 
     pa.default_memory_pool().release_unused()
@@ -210,8 +209,8 @@ def _rows_of(state: State) -> _Rows | None:
 
 def _table(memories: list):
     """The records as the snapshot's table, built column by column from the records (the
-    same table ``state_rows`` as dicts would give, without a dict per row: a million rows
-    took 6 GB and most of a 41 s snapshot). The fields are read one record at a time, all
+    same table ``state_rows`` as dicts would give, without a dict per row, which
+    took most of a snapshot's time and memory). The fields are read one record at a time, all
     at once (``attrgetter``), then turned into columns: a pass over a million records per
     field cost twice as much."""
     from operator import attrgetter
@@ -544,8 +543,7 @@ def _tuples(column) -> list:
     are empty, and actors and time buckets repeat). When the column holds few distinct items,
     each list of up to ``_PACKED`` items is told apart by its items' codes packed into one
     integer (0: the empty list), and each distinct list is built once; longer lists are
-    read one by one (a million lists of actors or time buckets read one by one took ~1 s a
-    column)."""
+    read one by one (every list read one by one was slow)."""
     import numpy as np
     import pyarrow.compute as pc
 

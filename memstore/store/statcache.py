@@ -3,12 +3,11 @@ keep mtimes (``cp -r``, ``scp -r``, ``rsync`` without ``-t``, a git checkout, a 
 
 A snapshot's anchor and each index manifest record every file they depend on as (size,
 mtime, digest), so that a read trusts a file for one stat. A copy with new mtimes failed
-that stat for every file: each read folded the whole log instead of opening the snapshot
-(``stats`` at 1M: 39-67 s and 2.3-3.2 GB instead of 0.4-0.9 s), and the first catch-up deleted
-the indexes and embedded every text again. So when only the mtime differs, the file is
-hashed and compared with the recorded digest (what verify does for every file), and the
-answer is kept in ``STORE/.stat-cache.json`` under the size, mtime and ctime seen: the next
-read trusts the file for one stat again.
+that stat for every file: each read folded the whole log instead of opening the snapshot,
+and the first catch-up deleted the indexes and embedded every text again. So when only the
+mtime differs, the file is hashed and compared with the recorded digest (what verify does
+for every file), and the answer is kept in ``STORE/.stat-cache.json`` under the size, mtime
+and ctime seen: the next read trusts the file for one stat again.
 
 The cache is a hint a reader checks, never the truth: an entry is used only while the
 file's size, mtime and ctime are those it was hashed with (writing a file, or putting its

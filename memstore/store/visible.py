@@ -2,7 +2,7 @@
 
 An agent's export holds the records its grants let it read, each with its links to
 records it may not read left out (``access.redacted``), and only its own working notes.
-Folding the whole log for it built a million records at once (54 s and 11.4 GB at 1M);
+Folding the whole log for it built every record at once;
 here the snapshot's table (``snapshot.state_table``) is filtered by domain, and only the
 rows that link to a hidden record are built and redacted, then put back in place. The
 rows come out in canonical order as the state's (``State.ordered``), so every format is

@@ -127,7 +127,7 @@ def _contents(ix: dict, counts: dict, problems: list) -> None:
     seqs: list[int] = []
     originals: list[int] = []  # the seqs of the records derived from none
 
-    def rows():  # every record in canonical order, a block at a time (held at once: gigabytes at 1M)
+    def rows():  # every record in canonical order, a block at a time (held at once: gigabytes)
         for block in rec.blocks(None, None, BLOCK):
             for m in block:
                 seqs.append(m.seq)
