@@ -142,11 +142,34 @@ def _real_home_untouched():
     assert not touched, f"the test touched the real home: {touched[:5]}"
 
 
+def _own_env() -> dict[str, str]:
+    """The variables memstore reads where a test may set them: MEMSTORE_*, HOME, XDG_*."""
+    return {k: v for k, v in os.environ.items() if k.startswith(("MEMSTORE_", "XDG_")) or k == "HOME"}
+
+
+def _restore_env(before: dict[str, str]) -> None:
+    for name in set(_own_env()) - set(before):
+        del os.environ[name]
+    os.environ.update(before)
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _module_env():
+    """A module's fixtures and tests leave the environment as they found it, even where a
+    helper sets a variable outright (the fuzz and damage harnesses set MEMSTORE_CACHE_DIR)."""
+    before = _own_env()
+    yield
+    _restore_env(before)
+
+
 @pytest.fixture(autouse=True)
 def _isolated_env(monkeypatch, tmp_path):
+    before = _own_env()  # (with what the module's fixtures set)
     for name in ("MEMSTORE_DIR", "MEMSTORE_NOW", "MEMSTORE_AGENT"):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))
+    yield
+    _restore_env(before)  # (a test that set a variable outright leaves it behind no more)
 
 
 @pytest.fixture

@@ -86,7 +86,11 @@ def test_reads_of_notes_and_policies(pair):
     assert json.loads(_both(pair, "policy", "list", "--all", "--json", "--now", _day(61))[1])["policies"]
 
 
-def test_writes_by_id_and_key_plan_as_the_whole_state_does(pair):
+def test_writes_by_id_and_key_plan_as_the_whole_state_does(pair, tmp_path):
+    copies = (tmp_path / "s", tmp_path / "bare")  # (the module's pair is read by the other tests)
+    for p, c in zip(pair, copies, strict=True):
+        shutil.copytree(p, c)
+    pair = copies
     store, _bare = pair
     code, out, _ = _run(store, "export", "--now", _day(60))
     assert code == 0
