@@ -65,6 +65,7 @@ from .lifecycle.rules import (
     retiring,
     short,
     update_events,
+    updating,
 )
 from .model import EPISODIC_KINDS, Memory
 from .rowscan import Short
@@ -761,7 +762,8 @@ _pooled = pooled  # (``rowscan.pooled_rows`` is its column test)
 def _updates(s, now: str, config, memo: _Memo) -> list[dict]:
     """Newer records that update older beliefs in everyday words (memstore.beliefs)."""
     since = ts_after(now, -config["consolidate"]["lookback_days"])
-    new = sorted(_select(s, "new", lambda m: _pooled(m) and m.status == "active" and _fresh(m, since, s)),
+    mark = s.marks.get("consolidate", 0)
+    new = sorted(_select(s, "new", lambda m: updating(m, since, mark)),
                  key=lambda m: (m.recorded_at, m.seq, m.id))
     if not new:
         return []

@@ -49,9 +49,7 @@ class Night:
         reference engine takes the embedder alone: it reads every record plainly)."""
         from . import writes
 
-        if engine == "reference":
-            return writes.consolidate(layout, now=now, config=self.config, embedder=self.embedder,
-                                      dry_run=dry_run, engine=engine)
-        # (its update keys and frames go to the same workers: a pool maps, and warms)
+        # (the engine's update keys and frames go to the same workers: a pool maps, and warms)
+        work = {} if engine == "reference" else {"mapper": self.pool, "keyer": self.keyer}
         return writes.consolidate(layout, now=now, config=self.config, embedder=self.embedder, dry_run=dry_run,
-                                  mapper=self.pool, keyer=self.keyer, engine=engine)
+                                  engine=engine, **work)

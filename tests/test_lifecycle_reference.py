@@ -82,14 +82,11 @@ class _Mapper:
     """A mapper that can warm (as the CLI's worker pool): the update checks' gists and frames
     are then prefetched in blocks; here they run in this process."""
 
-    def __init__(self):
-        self.warmed = 0
-
     def __call__(self, fn, chunks):
         return map(fn, chunks)
 
     def warm(self) -> None:
-        self.warmed += 1
+        pass
 
 
 def _reference_night(state, *, now, config, embedder):

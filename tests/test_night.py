@@ -53,7 +53,11 @@ def test_the_cli_the_fleet_and_the_library_run_the_same_night(tmp_path, monkeypa
 
 
 def test_the_library_night_keeps_nothing_without_a_cache_dir(tmp_path):
+    import os
+
     store = _lived(tmp_path / "s")
+    home = Path(os.environ["HOME"])
+    before = _files(home)
     events = Store(store).consolidate(now=NOW)
     assert events and events[-1]["op"] == "mark"
-    assert not (tmp_path / "cache").exists()
+    assert _files(home) == before  # (no cache written in the process's home either)

@@ -45,7 +45,7 @@ def _live(store: Path, cache: Path, name: str, monkeypatch) -> None:
 
 def _files(root: Path) -> dict[str, str]:
     return {str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest()
-            for p in sorted(root.rglob("*")) if p.is_file() and p.suffix != ".lock"}
+            for p in sorted(root.rglob("*")) if p.is_file()}
 
 
 @pytest.fixture
