@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass, field
 
 from ..access import in_repo, readable
-from ..model import EPISODIC_KINDS, Memory, normalize_text
+from ..model import DURABLE_KINDS, EPISODIC_KINDS, Memory, normalize_text
 from ..salience import effective, explain
 from . import decompose, fuse, intent, timecues, timewindow
 from .cues import prune
@@ -486,10 +486,12 @@ def _stale(candidates: list[Memory], vecs: dict, floor) -> tuple[dict[int, tuple
     the embedder puts the two on the same thing (cosine at least ``floor(cjk, cjk)``); or
     when it loses an open conflict to the newer one (lower confidence; a tie goes to the newer).
     A pair the embedder puts on the same thing where the newer one only reads as a change
-    (``change_signal``: nothing in it says that the older still holds) is a likely change,
+    (``change_signal``: nothing in it says that the older still holds), said at another
+    time, and not a plain note against a durable fact, is a likely change,
     each older memory with its closest newer one and each newer with its closest older one,
-    in time order; the caller puts the newer first."""
-    from ..beliefs import about, frame, later, relation, signal
+    in time order; the caller puts the newer first. Records of different domains, keys or
+    subjects never change each other (``beliefs.one_thing``)."""
+    from ..beliefs import about, frame, later, one_thing, relation, signal
     from ..cosine import Gram
 
     gram = Gram({m.seq: vecs[m.seq] for m in candidates if m.seq in vecs})  # exact: the same on every machine
@@ -499,8 +501,8 @@ def _stale(candidates: list[Memory], vecs: dict, floor) -> tuple[dict[int, tuple
     weak: list[tuple[float, int, int]] = []
     for i, old in enumerate(raw):
         for new in raw[i + 1:]:
-            if old.domain != new.domain or not later(old, new):
-                continue  # one scope's memory does not update another's; old news updates nothing
+            if not one_thing(old, new) or not later(old, new):
+                continue  # one scope's (key's, subject's) memory does not update another's; old news updates nothing
             if new.id in old.conflicts_with:
                 loser = old if old.confidence <= new.confidence else new  # a tie: the older loses
                 winner = new if loser is old else old
@@ -515,9 +517,13 @@ def _stale(candidates: list[Memory], vecs: dict, floor) -> tuple[dict[int, tuple
                 if said == "update" and (margin >= 0 or about(old.text, new.text)):
                     stale[old.seq] = (new.seq, f"likely updated by {new.id} (same topic, newer, reads as an update)",
                                       margin >= 0)
-                elif said == "change" and margin >= 0:
-                    weak.append((margin, old.seq, new.seq))  # above the floor of its scripts: e5
-                    # puts an English and a Japanese text further apart than two English ones
+                elif said == "change" and margin >= 0 and old.recorded_at != new.recorded_at \
+                        and not (new.kind == "note" and old.kind in DURABLE_KINDS):
+                    # above the floor of its scripts (e5 puts an English and a Japanese text
+                    # further apart than two English ones), said at another time (two notes of
+                    # one minute are one account, not a change); an observation with no word of
+                    # change does not change a fact (a note on the cat's habits, its name)
+                    weak.append((margin, old.seq, new.seq))
     # each older statement changed by its closest newer one, each newer one changing its closest
     # older one: a chain of lookalikes must not lift an unrelated memory to the top
     best_new, best_old = {}, {}
