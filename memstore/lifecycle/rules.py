@@ -8,35 +8,46 @@ events. A reader checks memstore(7) against this module alone.
 - a record is *new* once: recorded within ``lookback_days`` and created after the last
   run's ``mark`` (``fresh``);
 - *expire*: an active short-term record past ``expires_at`` (``expiring``);
+- *expire*: never a durable belief or a protected record (``lasting``): those leave the
+  short-term tier by promotion instead, and stay;
 - *update*: a new belief that says in everyday words that an older one changed
   (``memstore.beliefs.relation``) supersedes it, or opens a conflict a person settles
-  (``update_events``); the older ones examined are the update pool's (``pooled``) that
+  (``update_events``), when both may speak of one thing (``may_update``: one domain, one
+  key, one subject); the older ones examined are the update pool's (``pooled``) that
   share the most lookup keys with it (``ranked``);
 - *near-duplicate*: a new record against its nearest older active one of the same domain
   and subject (``duplicate_group``, ``comparable``) is a repetition, an update, a
-  conflict or nothing (``decide``, ``duplicate_events``);
-- *promote*: short-term records of one subject (else of one opening of text) become one
-  long-term record by repetition or intensity (``promotion``);
+  conflict or nothing (``decide``, ``duplicate_events``). A repetition says nothing the
+  kept record does not (``says_all``); a contradiction is never one; outcomes are
+  evidence and never merged; an update must read as one (``beliefs.update_signal``) or
+  swap one value of the same statement (``conflicts.one_slot``);
+- *promote*: a short-term record becomes long-term alone, by repetition (its mentions: a
+  repetition was merged into it), intensity or protection, or at its expiry when it is a
+  durable belief (``promotion``). Records are never joined at promotion: two records of
+  one subject are two statements unless the near-duplicate stage merged them;
 - *retire*: an abstraction whose every source was superseded or forgotten (``retiring``).
 """
 
 from __future__ import annotations
 
+import re
 from operator import attrgetter
 
-from ..beliefs import later
+from ..beliefs import later, one_thing, update_signal
 from ..conflicts import (
     between_agents,
     conflict_events,
     conflict_id,
     contradiction,
+    numbers,
+    one_slot,
     single_valued,
     value_swap,
 )
 from ..fold import RETIRED
-from ..model import AXES, EPISODIC_KINDS, Memory, normalize_text
+from ..model import AXES, DURABLE_KINDS, EPISODIC_KINDS, Memory, normalize_text
 from ..remember import reinforce_step
-from ..salience import composite
+from ..salience import composite, is_protected
 
 REINFORCE, ADD, UPDATE, CONFLICT = "reinforce", "add", "update", "conflict"
 # Only beliefs can be contradicted or updated. Notes are observations: two notes on one
@@ -61,10 +72,22 @@ def fresh(m: Memory, since: str, mark: int) -> bool:
     return m.recorded_at >= since and m.seq > mark
 
 
-def expiring(m: Memory, now: str) -> bool:
-    """An active short-term record whose time is up."""
-    due = m.expires_at
-    return m.status == "active" and m.tier == "short" and due is not None and due != "" and due <= now
+def due(m: Memory, now: str) -> bool:
+    """An active short-term record whose time in the short-term tier is up."""
+    at = m.expires_at
+    return m.status == "active" and m.tier == "short" and at is not None and at != "" and at <= now
+
+
+def lasting(m: Memory, config) -> bool:
+    """A record expiry never drops: a durable belief (a fact, a preference, a procedure, ...:
+    ``model.DURABLE_KINDS``), or one whose importance or risk reaches
+    ``salience.protect_threshold`` (marked, or a rule's cue word such as "never")."""
+    return m.kind in DURABLE_KINDS or is_protected(m.salience, config["salience"]["protect_threshold"])
+
+
+def expiring(m: Memory, now: str, config) -> bool:
+    """A short-term record whose time is up and that does not last (``lasting``): it expires."""
+    return due(m, now) and not lasting(m, config)
 
 
 def pooled(m: Memory) -> bool:
@@ -92,9 +115,10 @@ def ranked(n: Memory, pool: list[Memory], keys: dict[str, frozenset], limit: int
     return [o for _s, _p, o in scored[:limit]]
 
 
-def updates_domain(o: Memory, n: Memory) -> bool:
-    """A domain is a scope: a fact in one does not update another's."""
-    return o.domain == n.domain
+def may_update(o: Memory, n: Memory) -> bool:
+    """Whether ``n`` may replace ``o`` at all (``beliefs.one_thing``): one domain (a fact in
+    one does not update another's), and when both name a key, or both a subject, the same."""
+    return one_thing(o, n)
 
 
 def duplicate_group(m: Memory) -> tuple | None:
@@ -125,26 +149,54 @@ def decide(old: Memory, new: Memory, cosine: float, lower: float, upper: float, 
     Returns (verdict, rule): one of REINFORCE, ADD, UPDATE, CONFLICT and the rule that
     decided it. A contradiction (negation parity, numbers) is checked before the upper
     threshold, not only between the thresholds: "we deploy on Fridays" and "we never
-    deploy on Fridays" are near-identical to any embedder, yet must not be merged.
+    deploy on Fridays" are near-identical to any embedder, yet must not be merged. Two
+    different statements on one subject are both kept: an update must read as one
+    (``beliefs.update_signal``) or swap one value of the same statement (``one_slot``), a repetition must add nothing (``says_all``), and outcomes
+    are never merged (each is evidence a policy counts).
     """
     if normalize_text(old.text) == normalize_text(new.text):
         return REINFORCE, "same text"
-    if old.outcome is not None or new.outcome is not None:  # evidence for policies: never replaced
-        return (REINFORCE, "near-duplicate") if cosine >= upper else (ADD, "outcomes are evidence")
+    if old.outcome is not None or new.outcome is not None:
+        return ADD, "outcomes are evidence"  # each one counted by the policies: never merged, never replaced
     rule = contradiction(old.text, new.text)
     if old.kind not in BELIEF_KINDS or new.kind not in BELIEF_KINDS:
         if rule:  # a contradiction is never a repetition, however close the wording
             return ADD, f"observations that differ ({rule})"
-        return (REINFORCE, "near-duplicate") if cosine >= upper else (ADD, "observations, not beliefs")
+        if cosine >= upper and says_all(old.text, new.text):
+            return REINFORCE, "near-duplicate"
+        return ADD, "observations, not beliefs"
     if cosine >= lower and rule:
         return CONFLICT, rule
-    if cosine >= upper and not (single_valued(old, new, config) and value_swap(old.text, new.text)):
-        return REINFORCE, "near-duplicate"
-    if single_valued(old, new, config):
+    if single_valued(old, new, config) and (cosine < upper or value_swap(old.text, new.text)):
         return CONFLICT, "value"  # a second preference on one subject replaces the first
-    if cosine >= lower:
-        return UPDATE, "same topic, newer wording"
+    if cosine >= upper and says_all(old.text, new.text):
+        return REINFORCE, "near-duplicate"
+    if cosine >= lower and (update_signal(old.text, new.text) or one_slot(old.text, new.text)):
+        return UPDATE, "same statement, newer value"
     return ADD, "different"
+
+
+_SENTENCE = re.compile(r"(?<=[.!?;:])\s+|\n")
+
+
+def _names(text: str) -> set[str]:
+    """Capitalised words inside a sentence (not its first word), folded: names and products."""
+    found = set()
+    for sentence in _SENTENCE.split(text):
+        for w in sentence.split()[1:]:
+            w = w.strip(".,;:!?()[]{}\"'")
+            if w[:1].isupper():
+                found.add(w.casefold())
+    return found
+
+
+def says_all(kept: str, merged: str) -> bool:
+    """Whether ``kept`` says everything ``merged`` does, as far as the particulars go: its
+    numbers and dates, and its names. A merge archives the newer record into the older one,
+    so "Billing uses Stripe" does not absorb "Billing uses Stripe and PayPal since 2024"."""
+    if not numbers(merged) <= numbers(kept):
+        return False
+    return _names(merged) <= {w.strip(".,;:!?()[]{}\"'").casefold() for w in kept.split()}
 
 
 def duplicate_events(old: Memory, new: Memory, cosine: float, lower: float, upper: float, now: str,
@@ -181,38 +233,25 @@ def short(m: Memory) -> bool:
     return m.status == "active" and m.tier == "short" and m.level == "raw"
 
 
-def promote_group(m: Memory) -> tuple:
-    """The records counted as mentions of one thing: one subject, else one opening of text."""
-    if m.subject:
-        return (m.domain or "", "subject", m.subject)
-    return (m.domain or "", "text", normalize_text(m.text)[:60])
+def promotion(m: Memory, now: str, config) -> dict | None:
+    """The ``promote`` event for one short-term record (``short``), or None.
 
-
-def promotion(members: list[Memory], now: str, config, lookup) -> dict | None:
-    """The ``promote`` event for one group of short-term records (in listing order), or None.
-
-    A group is promoted when its mean confidence reaches ``min_confidence`` and it was
-    mentioned ``min_occurrences`` times or one member's composite salience reaches
-    ``salience_floor``. The older side of an open conflict inside the group is not a
-    repetition and is not counted (``lookup(id)``: a record by id). The newest member
-    survives, with the others' ids, the highest salience on each axis and the mentions summed.
+    A record is promoted alone: when its confidence reaches ``min_confidence`` and it was
+    mentioned ``min_occurrences`` times (a repetition is merged into it first: ``decide``)
+    or its composite salience reaches ``salience_floor``; when it is protected (its
+    importance or risk reaches ``protect_threshold``); or when its time in the short-term
+    tier is up and it is a belief (``lasting``), which expiry never drops. No other record
+    is joined to it: two records of one subject are two statements.
     """
     c, weights = config["consolidate"], config["salience"]["weights"]
-    if len(members) > 1:
-        ids = {m.id for m in members}
-        members = [m for m in members if not any(o in ids and order(lookup(o)) > order(m) for o in m.conflicts_with)]
-    belief = sum(m.confidence for m in members) / len(members)
-    if belief < c["min_confidence"]:
-        return None
-    mentions = sum(m.mention_count for m in members)
-    if mentions < c["min_occurrences"] and all(composite(m.salience, m.confidence, weights) < c["salience_floor"]
-                                               for m in members):
-        return None  # (no peak reaches the floor)
-    members = sorted(members, key=order)
-    rep = members[-1]
-    salience = {a: max(getattr(m.salience, a) for m in members) for a in AXES}
-    return {"op": "promote", "at": now, "id": rep.id, "members": [m.id for m in members[:-1]],
-            "salience": salience, "confidence": round(belief, 4), "mention_count": mentions}
+    kept = is_protected(m.salience, config["salience"]["protect_threshold"]) or (due(m, now) and lasting(m, config))
+    if not kept:
+        if m.confidence < c["min_confidence"]:
+            return None
+        if m.mention_count < c["min_occurrences"] and composite(m.salience, m.confidence, weights) < c["salience_floor"]:
+            return None
+    return {"op": "promote", "at": now, "id": m.id, "members": [], "salience": {a: getattr(m.salience, a) for a in AXES},
+            "confidence": round(m.confidence, 4), "mention_count": m.mention_count}
 
 
 def retiring(m: Memory, sources: list[Memory | None]) -> bool:
