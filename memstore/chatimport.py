@@ -12,7 +12,8 @@ one of the common chat export shapes (detected):
    ``current_node``, the one the user kept, is read; other branches are counted, not kept).
 
 Each kept message becomes a draft as a ``remember --jsonl`` row would: the speaker is the
-actor, ``session`` the conversation's id (given, else derived from its first message),
+actor, an assistant's message has source ``agent`` (its confidence; a person's takes
+memory.default_source), ``session`` the conversation's id (given, else derived from its first message),
 ``turn`` its 1-based position among all the conversation's messages (skipped ones count, so
 positions match the source), ``occurred_at`` its time (else the time of the message before it,
 else the conversation's, else now), and ``key`` ``chat:SESSION:TURN``: importing the same
@@ -110,6 +111,8 @@ def parse(data: bytes, *, name: str, now: str, max_chars: int, user: str = "user
                 continue
             row = {"text": msg.text, "actor": [names.get(msg.role, msg.role)], "session": session,
                    "turn": turn, "key": f"chat:{session}:{turn}", "occurred_at": last or now}
+            if msg.role == "assistant":  # an assistant's words are not the user's facts
+                row["source"] = "agent"
             if keep:
                 row["keep"] = True
             try:

@@ -121,5 +121,7 @@ def plan_state(rows: list[dict], state) -> list[dict]:
         if m.id in state.memories or (m.key is not None and m.key in state.keys):
             continue
         record = memory_to_dict(m)
+        if not record["invalid_periods"]:  # (import lines stay as they were before the field)
+            del record["invalid_periods"]
         out.append({"op": "import", "at": m.recorded_at, "memory": record})
     return out

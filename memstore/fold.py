@@ -121,8 +121,25 @@ def _merge(s: State, e: dict) -> None:
 def _supersede(s: State, e: dict) -> None:
     """Bitemporal replacement: the old record stops holding at ``at``; history is kept (memstore(7), FORGETTING)."""
     _drop_link(s, e["old"], e["new"])
-    _set(s, e["old"], status="superseded", invalid_at=e["at"], superseded_by=e["new"],
-         reason=e.get("reason"))
+    m = s.memories.get(e["old"])
+    if m is not None:
+        s.memories[m.id] = evolve(m, status="superseded", invalid_at=_ended(m, e["at"]), superseded_by=e["new"],
+                                  reason=e.get("reason"))
+
+
+def _ended(m, at: str) -> str:
+    """When a record stops holding: ``at``, unless it stopped holding earlier and still
+    does not (a superseded record forgotten later was not believed in between)."""
+    return m.invalid_at if m.invalid_at is not None and m.invalid_at < at else at
+
+
+def _held_again(m, at: str, **changes):
+    """``m`` holding again from ``at``: the spell in which it did not hold is kept in
+    ``invalid_periods`` (recall --as-of reads it), not lost with ``invalid_at``."""
+    periods = m.invalid_periods
+    if m.invalid_at is not None and m.invalid_at < at:
+        periods = (*periods, f"{m.invalid_at}/{at}")
+    return evolve(m, invalid_at=None, invalid_periods=periods, **changes)
 
 
 def _conflict(s: State, e: dict) -> None:
@@ -136,19 +153,19 @@ def _conflict(s: State, e: dict) -> None:
 RETIRED = "its sources no longer hold"  # the reason text of a retirement (for people)
 
 
-def _reinstate(s: State, mid: str, other: str) -> None:
+def _reinstate(s: State, mid: str, other: str, at: str) -> None:
     """Undo a supersession by ``other`` (a person overrode the automatic choice), and
     bring back the abstractions that were retired only because of it."""
     m = s.memories.get(mid)
     if m is None or m.status != "superseded" or m.superseded_by != other:
         return
-    s.memories[mid] = evolve(m, status="active", invalid_at=None, superseded_by=None, reason=None)
+    s.memories[mid] = _held_again(m, at, status="active", superseded_by=None, reason=None)
     # rare (a person's decision): a scan is fine. A state opened partially from a snapshot
     # has every retired abstraction built (store.snapshot.by_id, state.Lazy): only those are scanned
     built = getattr(s.memories, "built", None)
     for d in list(built() if built is not None else s.memories.values()):
         if d.status == "invalidated" and d.retired and mid in d.derived_from:
-            s.memories[d.id] = evolve(d, status="active", invalid_at=None, reason=None, retired=False)
+            s.memories[d.id] = _held_again(d, at, status="active", reason=None, retired=False)
 
 
 def _resolve(s: State, e: dict) -> None:
@@ -158,16 +175,16 @@ def _resolve(s: State, e: dict) -> None:
     why = f"conflict {e['id']} resolved: keep {keep}"
     if keep in ("new", "old"):
         winner, loser = (new, old) if keep == "new" else (old, new)
-        _reinstate(s, winner, loser)
+        _reinstate(s, winner, loser, e["at"])
         if "confidence" in e:  # a person's word makes the kept belief certain
             _set(s, winner, confidence=e["confidence"])
         m = s.memories.get(loser)
         if m is not None and m.status in ("active", "expired", "superseded"):  # stale, not just short-lived
-            s.memories[loser] = evolve(m, status="superseded", invalid_at=e["at"],
+            s.memories[loser] = evolve(m, status="superseded", invalid_at=_ended(m, e["at"]),
                                        superseded_by=winner, reason=why)
         return
     for x, y in ((old, new), (new, old)):  # both / dismiss: both hold; never flag this pair again
-        _reinstate(s, x, y)
+        _reinstate(s, x, y, e["at"])
         m = s.memories.get(x)
         if m is not None and y not in m.reconciled_with:
             s.memories[x] = evolve(m, reconciled_with=(*m.reconciled_with, y))
@@ -179,7 +196,7 @@ def _forget(s: State, e: dict) -> None:
         return
     for other in m.conflicts_with:
         _drop_link(s, m.id, other)
-    _set(s, m.id, status="invalidated", invalid_at=e["at"], reason=e.get("reason"), retired=_retired(e))
+    _set(s, m.id, status="invalidated", invalid_at=_ended(m, e["at"]), reason=e.get("reason"), retired=_retired(e))
 
 
 def _retired(e: dict) -> bool:
@@ -215,8 +232,7 @@ def _reinstate_event(s: State, e: dict) -> None:
     POLICIES). Only a superseded record comes back; a forgotten one stays forgotten."""
     m = s.memories.get(e["id"])
     if m is not None and m.status == "superseded":
-        s.memories[m.id] = evolve(m, status="active", invalid_at=None, superseded_by=None,
-                                  reason=e.get("reason"))
+        s.memories[m.id] = _held_again(m, e["at"], status="active", superseded_by=None, reason=e.get("reason"))
 
 
 def _import(s: State, e: dict) -> None:

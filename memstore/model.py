@@ -128,6 +128,12 @@ class Memory:
         "Bitemporal start: the record time from which it holds."))
     invalid_at: str | None = _doc(None, doc=(
         "Bitemporal end: when it stopped holding (superseded or forgotten), else null."))
+    invalid_periods: tuple[str, ...] = _doc((), doc=(
+        "The earlier spells in which it did not hold and which ended when it was reinstated "
+        "(a conflict resolved its way, a policy's evidence come back to it), each an ISO 8601 "
+        "interval of two record times, from/until (e.g. 2026-05-01T03:00:00Z/2026-05-02T10:00:00Z), "
+        "oldest first; usually empty. With recorded_at and invalid_at they are its whole validity: "
+        "recall --as-of T finds it only when T falls in none of them."))
     superseded_by: str | None = _doc(None, doc="The id of the record that replaced it, else null.")
     derived_from: tuple[str, ...] = _doc((), doc=(
         "Provenance: the ids an abstraction or a policy was made from."))
@@ -184,7 +190,8 @@ class Memory:
 
 MEMORY_FIELDS = tuple(f.name for f in fields(Memory))
 _FIELD_SET = frozenset(MEMORY_FIELDS)
-_TUPLE_FIELDS = ("actors", "time_buckets", "derived_from", "conflicts_with", "reconciled_with", "against")
+_TUPLE_FIELDS = ("actors", "time_buckets", "invalid_periods", "derived_from", "conflicts_with", "reconciled_with",
+                 "against")
 
 
 def memory_to_dict(m: Memory) -> dict:
@@ -203,6 +210,8 @@ def log_record(m: Memory) -> dict:
     for name in ("agent", "session", "turn"):  # logs that do not use them stay as they were
         if d[name] is None:
             del d[name]
+    if not d["invalid_periods"]:  # (only a state export's record has held and lapsed)
+        del d["invalid_periods"]
     return d
 
 

@@ -65,6 +65,18 @@ def _ts(value, name: str, *, optional: bool = False) -> None:
         raise Bad(f"{name} {_show(value)} is not a UTC time like 2026-06-07T09:30:00Z")
 
 
+def _period_ok(v) -> bool:
+    """An ``invalid_periods`` item: two record times, the first before the second."""
+    if type(v) is not str or len(v) != 41 or v[20] != "/":
+        return False
+    start, end = v[:20], v[21:]
+    return _valid_ts(start) and _valid_ts(end) and start < end
+
+
+def _periods_ok(v) -> bool:
+    return type(v) is list and len(v) <= MAX_LIST and all(map(_period_ok, v)) and v == sorted(v)
+
+
 def _show(value) -> str:
     text = repr(value)
     return text if len(text) <= 40 else text[:37] + "..."
@@ -264,6 +276,8 @@ def _record_ok(d, max_chars: int) -> bool:
             return False
     if (v := get("turn")) is not None and (type(v) is not int or not 0 <= v < MAX_SEQ):
         return False
+    if (v := get("invalid_periods")) is not None and not _periods_ok(v):
+        return False
     if (v := get("reason")) is not None and (type(v) is not str or len(v) > MAX_TEXT or "\x00" in v
                                              or not _utf8(v)):
         return False
@@ -300,6 +314,9 @@ def check_record_fully(d, *, strict: bool = False, max_chars: int = MAX_TEXT) ->
     _occurred(d.get("occurred_at"), d.get("precision"))
     for name in ("valid_from", "invalid_at", "last_recalled_at", "last_reinforced_at", "expires_at"):
         _ts(d.get(name), name, optional=True)
+    if d.get("invalid_periods") is not None and not _periods_ok(d["invalid_periods"]):
+        raise Bad("invalid_periods must be a list, oldest first, of spans like "
+                  "2026-05-01T03:00:00Z/2026-05-02T10:00:00Z")
     buckets = d.get("time_buckets", [])
     if not isinstance(buckets, list) or len(buckets) > MAX_LIST or not all(
             isinstance(b, str) and len(b) <= 10 for b in buckets):

@@ -231,7 +231,7 @@ def state_rows(s: State):
 # Fields added after the first log format leave the digest while at their default, so a
 # state that does not use them digests as it did before they existed (goldens stay valid).
 _LATER_FIELDS = {"retired": False, "against": [], "author": None, "agent": None, "session": None,
-                 "turn": None}
+                 "turn": None, "invalid_periods": []}
 
 
 def digest(s: State) -> str:

@@ -18,7 +18,7 @@ from conftest import (
     write_jsonl,
 )
 
-from memstore.model import AXES, memory_id
+from memstore.model import AXES, Salience, memory_id
 
 HELLO_ID = "mc30813bab1ad9c7"  # memory_id("hello world note", None, None): pinned, ids must not drift
 
@@ -186,6 +186,30 @@ def test_classifier_sets_kind_tier_and_salience(ms, text, kind, tier):
     assert (memory["kind"], memory["tier"]) == (kind, tier)
     assert memory["salience"] == dict(zip(AXES, PRIOR[kind], strict=True))
     assert memory["expires_at"] == ("2026-06-21T09:30:00Z" if tier == "short" else None)
+
+
+def test_help_states_the_composite_salience_each_kind_gets(ms, cli):
+    """remember --help's numbers are those a person's memory of each kind is written with."""
+    from memstore.config import load_config
+    from memstore.salience import composite, is_protected
+
+    config = load_config(None)
+    weights = config["salience"]["weights"]
+    said = {}
+    for text, kind in (("I prefer tea over coffee", "preference"), ("We decided to move billing to Postgres",
+                                                                      "decision"),
+                       ("Kafka is a distributed log", "definition"), ("Call the plumber about the leak", "note")):
+        [m] = ms("remember", text, "--json").jsonl()
+        assert m["memory"]["kind"] == kind
+        said[kind] = f"{composite(Salience(**m['memory']['salience']), m['memory']['confidence'], weights):.2f}"
+    assert said == {"preference": "0.56", "decision": "0.60", "definition": "0.50", "note": "0.50"}
+    text = " ".join(cli("remember", "--help").out.split())
+    assert ("a person's preference has composite salience 0.56, a decision 0.60, a definition and "
+            "everything else 0.50") in text
+    assert "raises importance (and risk, for a risk word) to 0.8" in text
+    [m] = ms("remember", "Never deploy on Fridays", "--json").jsonl()
+    assert m["memory"]["salience"]["importance"] == 0.8
+    assert is_protected(Salience(**m["memory"]["salience"]), config["salience"]["protect_threshold"])
 
 
 def test_explicit_options_override_the_classifier(ms):

@@ -70,7 +70,8 @@ def _by_constructor(d: dict) -> Memory:
     """memory_from_dict as it was before it was generated: the frozen dataclass's constructor."""
     d = dict(d)
     d["salience"] = Salience(**d.get("salience") or {})
-    for name in ("actors", "time_buckets", "derived_from", "conflicts_with", "reconciled_with", "against"):
+    for name in ("actors", "time_buckets", "invalid_periods", "derived_from", "conflicts_with", "reconciled_with",
+                 "against"):
         d[name] = tuple(d.get(name) or ())
     return Memory(**{k: v for k, v in d.items() if k in {f.name for f in dataclasses.fields(Memory)}})
 

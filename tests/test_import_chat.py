@@ -144,6 +144,15 @@ def test_roles_are_renamed_and_keep_stores_greetings(ms, chat_store):
     assert rows[3][4] == "thanks!"
 
 
+def test_an_assistants_words_are_an_agents_not_the_users_facts(ms, chat_store):
+    """The user's turns are the person's word (source human, 1.0); the assistant's are an
+    agent's (source agent, its confidence 0.7), whatever --assistant names it."""
+    assert ms("import", "--format", "chat", CHAT / "messages.json", "--assistant", "guide").rc == 0
+    got = [(m["turn"], m["actors"], m["source"], m["confidence"]) for m in ms("export").jsonl()]
+    assert got == [(2, ["guide"], "agent", 0.7), (3, ["user"], "human", 1.0), (4, ["guide"], "agent", 0.7),
+                   (8, ["user"], "human", 1.0)]
+
+
 def test_jsonl_on_stdin_and_a_conversation_that_grew(ms, chat_store, tmp_path):
     assert ms("import", "--format", "chat", "-", stdin=(CHAT / "messages.jsonl").read_bytes()).rc == 0
     assert len(_rows(ms)) == 5

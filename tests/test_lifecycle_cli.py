@@ -94,6 +94,38 @@ def test_conflicts_side_by_side_then_resolved(ms, hashing):
     assert "resolved new" in ms("conflicts", "--all").out.splitlines()[0]
 
 
+def test_recall_as_of_reads_every_spell_a_reinstated_memory_did_not_hold(ms, store):
+    """Tea is superseded by coffee at NIGHT, then a person keeps tea (RESOLVED): between the
+    two tea was not believed, and --as-of says so after the reinstatement as before it."""
+    store.mkdir(parents=True)
+    (store / "memstore.toml").write_text('[embedder]\nname = "hashing"\n')
+    tea = remember(ms, "I prefer tea in the morning.", DAY1, "--subject", "drink")
+    coffee = remember(ms, "I prefer coffee in the morning.", DAY2, "--subject", "drink")
+    ms("consolidate", now=NIGHT)
+    assert ms("show", tea, "--json").json()["memory"]["status"] == "superseded"
+    cid = ms("conflicts", "--all", "--json", now=NIGHT).json()["conflicts"][0]["id"]
+    resolved = "2026-01-05T09:00:00Z"
+    assert ms("conflicts", "resolve", cid, "--keep", "old", now=resolved).rc == 0
+
+    def believed(at: str) -> list[str]:
+        r = ms("recall", "what do I drink in the morning", "--subject", "drink", "--as-of", at, "--json",
+               "--no-touch", now="2026-01-06T00:00:00Z")
+        assert r.rc == 0, r.err
+        return sorted(x["id"] for x in r.json()["results"])
+
+    assert believed("2026-01-03T12:00:00Z") == sorted([tea, coffee])  # both said, neither replaced yet
+    assert believed(NIGHT) == [coffee]  # superseded at NIGHT: from then on, not believed
+    assert believed("2026-01-05T08:59:59Z") == [coffee]
+    assert believed(resolved) == [tea]  # kept by a person: believed again, coffee no longer
+    assert believed("2026-01-06T00:00:00Z") == [tea]
+    shown = ms("show", tea, "--json").json()["memory"]
+    assert (shown["status"], shown["invalid_at"], shown["invalid_periods"]) == ("active", None, [f"{NIGHT}/{resolved}"])
+    ms("snapshot", now="2026-01-06T00:00:00Z")  # the spell survives the snapshot and a rebuilt index
+    assert ms("reindex", now="2026-01-06T00:00:00Z").rc == 0
+    assert believed("2026-01-05T08:59:59Z") == [coffee]
+    assert ms("show", tea, "--json").json()["memory"]["invalid_periods"] == [f"{NIGHT}/{resolved}"]
+
+
 def test_conflicts_errors(ms, hashing):
     remember(ms, "x note", DAY1)
     assert ms("conflicts", "resolve", "c000000000000000", "--keep", "new").err == \

@@ -126,6 +126,26 @@ def test_keep_old_reinstates_an_automatically_superseded_memory():
     assert (c.status, c.superseded_by) == ("superseded", tea.id)
 
 
+def test_a_reinstated_record_keeps_each_spell_it_did_not_hold():
+    """The fold keeps a record's whole validity: a reinstatement moves invalid_at into
+    invalid_periods; a record that stopped holding keeps that time when it is superseded or
+    forgotten again later (it was not believed in between)."""
+    log = MemLog().replay(PREFERENCES, CONFIG)
+    tea, coffee = log.state.ordered()
+    times = ["2026-05-01T00:00:00Z", "2026-05-02T00:00:00Z", "2026-05-03T00:00:00Z", "2026-05-04T00:00:00Z",
+             "2026-05-05T00:00:00Z"]
+    log.append([{"op": "supersede", "at": times[0], "old": tea.id, "new": coffee.id}], times[0])
+    log.append([{"op": "reinstate", "at": times[1], "id": tea.id, "reason": "back"}], times[1])
+    t = log.state.memories[tea.id]
+    assert (t.status, t.invalid_at, t.invalid_periods) == ("active", None, (f"{times[0]}/{times[1]}",))
+    log.append([{"op": "supersede", "at": times[2], "old": tea.id, "new": coffee.id}], times[2])
+    log.append([{"op": "forget", "at": times[3], "id": tea.id, "retired": False}], times[3])
+    t = log.state.memories[tea.id]
+    assert (t.status, t.invalid_at, t.invalid_periods) == ("invalidated", times[2], (f"{times[0]}/{times[1]}",))
+    log.append([{"op": "reinstate", "at": times[4], "id": tea.id}], times[4])  # a forgotten record stays so
+    assert log.state.memories[tea.id] == t
+
+
 def test_opposite_policies_on_one_cause_stand_together_when_the_evidence_is_balanced():
     log = MemLog().replay("""
 {"at": "2026-02-01T10:00:00Z", "text": "Hackathon shipped a demo", "subject": "hackathon", "kind": "meeting", "outcome": "positive"}

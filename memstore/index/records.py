@@ -18,11 +18,12 @@ from ..timeutil import parse_ts
 from .lexical import time_order
 from .terms import any_of
 
-FORMAT = "memstore-records/8"  # /4: imported records at their import event's seq, agent, session;
+FORMAT = "memstore-records/9"  # /4: imported records at their import event's seq, agent, session;
 # /5: key, open-conflict and outcome terms, the salience columns; /6: derived_from terms;
 # /7: the seqs of the events that touched each record (``show`` reads just those lines);
 # /8: the record stored as bytes, not indexed (indexed as one raw term, every record's JSON
-# went into the term dictionary, slowing every commit)
+# went into the term dictionary, slowing every commit); /9: invalid_periods (an older index's
+# records lack them: it is rebuilt from the log)
 # graph edges and the mutable fields; cue filtering itself runs in the lexical index
 _BULK = 512  # records read between two hand-backs of the mapped pages (``RecordIndex.release``;
 # the kernel's fault-around maps 64 KB with each)

@@ -73,10 +73,14 @@ def _cues(req: Request) -> dict[str, list[str]]:
 
 def _visible(m: Memory, now: str, as_of: str | None) -> bool:
     """Current beliefs at now; with as_of, what was believed then (bitemporal:
-    memstore(7), RECALL)."""
+    memstore(7), RECALL): recorded by then, and not in a spell in which it did not hold,
+    neither the one that has not ended (invalid_at) nor one that ended when it was
+    reinstated (invalid_periods, each from/until)."""
     if as_of is None:
         return m.recorded_at <= now and m.status not in HIDDEN
-    return m.recorded_at <= as_of and (m.invalid_at is None or m.invalid_at > as_of)
+    if m.recorded_at > as_of or (m.invalid_at is not None and m.invalid_at <= as_of):
+        return False
+    return not any(p[:20] <= as_of < p[21:] for p in m.invalid_periods)
 
 
 def _graph(ix, seeds: list[Memory], within, limit: int) -> list[int]:

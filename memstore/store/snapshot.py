@@ -26,10 +26,10 @@ from . import idorder
 from .fs import ensure_dir, read_regular, write_atomic
 from .layout import COMPANIONS, SNAPSHOT_NAME, Layout
 
-FORMAT = "memstore-snapshot/7"  # /2: retired; /3: rows checksum, log anchor; /4: against, author;
+FORMAT = "memstore-snapshot/8"  # /2: retired; /3: rows checksum, log anchor; /4: against, author;
 # /5: agent, notes, session, turn; /6: the checksum of the columns, page CRCs; /7: the checksum
-# of the file's bytes before its footer
-_COLUMNS_CHECKSUM = "memstore-snapshot/6"  # still read: its checksum is ``content_checksum``
+# of the file's bytes before its footer; /8: invalid_periods (an older snapshot lacks them, so
+# it is not read: the state is folded from the log instead)
 KEEP = 2  # older snapshots are removed after a new one is written
 
 
@@ -42,7 +42,7 @@ def _schema():
         ("actors", pa.list_(s)), ("outcome", s), ("occurred_at", s), ("precision", s),
         ("recorded_at", s), ("time_buckets", pa.list_(s)), ("tier", s), ("status", s),
         ("level", s), ("salience", pa.struct([(a, f) for a in AXES])), ("confidence", f),
-        ("source", s), ("valid_from", s), ("invalid_at", s), ("superseded_by", s),
+        ("source", s), ("valid_from", s), ("invalid_at", s), ("invalid_periods", pa.list_(s)), ("superseded_by", s),
         ("derived_from", pa.list_(s)), ("recall_count", i), ("last_recalled_at", s),
         ("mention_count", i), ("last_reinforced_at", s), ("expires_at", s), ("seq", i),
         ("merged_into", s), ("abstracted_by", s), ("conflicts_with", pa.list_(s)),
@@ -57,42 +57,6 @@ def rows_checksum(rows: list[dict]) -> str:
         h.update(dumps(row))
         h.update(b"\n")
     return h.hexdigest()
-
-
-def content_checksum(table) -> str:
-    """The checksum of format /6 (still read): sha256 of the table's columns as Arrow's IPC
-    stream writes them (its metadata left out), the same for the table a write builds and
-    the one a read gets back whatever the Parquet encoding. The stream is hashed as it is
-    written, never held."""
-    import pyarrow as pa
-
-    t = table.replace_schema_metadata(None).combine_chunks()
-    sink = _Hashing()
-    with pa.ipc.new_stream(pa.PythonFile(sink, mode="w"), t.schema) as writer:
-        writer.write_table(t)
-    return sink.sha.hexdigest()
-
-
-class _Hashing:
-    """A write-only file that hashes what is written to it."""
-
-    closed = False
-
-    def __init__(self):
-        self.sha = hashlib.sha256()
-
-    def write(self, data) -> int:
-        self.sha.update(data)
-        return len(data)
-
-    def writable(self) -> bool:
-        return True
-
-    def flush(self) -> None:
-        pass
-
-    def close(self) -> None:
-        pass
 
 
 def snapshot_files(layout: Layout) -> list[tuple[int, Path]]:
@@ -347,19 +311,15 @@ def read_snapshot(path: Path, keep=None, lazy: bool = False) -> tuple[State, dic
     data = read_regular(path)  # a FIFO or directory named like a snapshot: refused, never waited on
     file = pq.ParquetFile(pa.BufferReader(data))
     state, meta = _header(file.metadata.metadata)
-    if meta["format"] == FORMAT:
-        if meta.get("checksum") != data_checksum(data):
-            raise ValueError("its bytes do not match the checksum in its metadata")
-        # (every page is under that sha256, its CRC too: checking the CRCs again, page by page,
-        # was a fifth of reading a million rows)
-    else:
-        file = pq.ParquetFile(pa.BufferReader(data), page_checksum_verification=True)
+    if meta.get("checksum") != data_checksum(data):
+        raise ValueError("its bytes do not match the checksum in its metadata")
+    # (every page is under that sha256, its CRC too: checking the CRCs again, page by page,
+    # was a fifth of reading a million rows)
     table = file.read()
     if not table.schema.equals(_schema()):  # (a footer that decodes the pages as other columns)
         raise ValueError("its columns are not a snapshot's")
-    if meta.get("rows") != table.num_rows or (meta["format"] == _COLUMNS_CHECKSUM
-                                              and meta.get("checksum") != content_checksum(table)):
-        raise ValueError("rows do not match the checksum in its metadata")
+    if meta.get("rows") != table.num_rows:
+        raise ValueError("its row count does not match its metadata")
     rows = _Rows.of(table, lambda ids: idorder.read(path, ids)) if keep is not None or lazy else None
     if rows is not None:
         rows.origin = (path, meta.get("checksum"))  # (checked above, whichever format)
@@ -500,7 +460,7 @@ def read_header(path: Path) -> tuple[State, dict]:
 def _header(metadata) -> tuple[State, dict]:
     """(the state without records, the metadata) from a snapshot's key-value metadata, checked."""
     meta = loads((metadata or {})[b"memstore"])
-    if not isinstance(meta, dict) or meta.get("format") not in (FORMAT, _COLUMNS_CHECKSUM):
+    if not isinstance(meta, dict) or meta.get("format") != FORMAT:
         raise ValueError(f"snapshot format {meta.get('format') if isinstance(meta, dict) else None!r} "
                          f"is not this memstore's {FORMAT!r}")
     notes = meta.get("notes") or {}
@@ -521,7 +481,8 @@ def _memories(table) -> list:
     them, not one each: less to build, and a million records take less memory."""
     from ..model import MEMORY_FIELDS, Salience, memories_from_columns
 
-    tuples = {"actors", "time_buckets", "derived_from", "conflicts_with", "reconciled_with", "against"}
+    tuples = {"actors", "time_buckets", "invalid_periods", "derived_from", "conflicts_with", "reconciled_with",
+              "against"}
     columns = []
     for name in MEMORY_FIELDS:
         if name == "salience":
