@@ -49,8 +49,7 @@ TOPICS = ["latency", "retries", "caching", "schema changes", "logging", "alertin
           "hiring", "budget", "vendor contract", "metrics", "tracing", "queue backlog"]
 PEOPLE = ["Maria", "Ken", "Priya", "Tom", "Aiko", "Lucas", "Fatima", "Jonas", "Chen", "Sofia", "Omar",
           "Elena", "Raj", "Hana", "Diego", "Nora", "Sato", "Mia", "Ivan", "Grace"]
-SERVICES = ["billing-api", "search-svc", "auth-gateway", "payments-worker", "checkout-web", "notify-svc",
-            "report-builder", "ingest-worker", "media-proxy", "ledger-svc"]
+SERVICES = [f"{a}-{s}" for a in AREAS for s in ("api", "worker", "web")]
 TECH = ["Postgres", "Redis", "Kafka", "Node", "Python", "Go", "Elasticsearch", "nginx", "Kubernetes"]
 TOOLS = ["Jenkins", "GitHub Actions", "Datadog", "Grafana", "Sentry", "PagerDuty", "Jira", "Linear",
          "CircleCI", "Loki", "Opsgenie", "Notion"]
@@ -59,7 +58,7 @@ MEETINGS = ["standup", "weekly sync", "planning meeting", "retro", "design revie
 EVENTS = ["offsite planning", "vendor demo", "budget review", "customer escalation", "hiring debrief",
           "architecture review", "security audit", "quarterly kickoff"]
 PROJECTS = ["migration", "redesign", "audit", "launch", "rewrite", "integration"]
-PLANS = ["Starter", "Team", "Business", "Enterprise", "Pro"]
+PLANS = ["Starter", "Team", "Business", "Enterprise", "Pro", "Growth", "Scale", "Nonprofit", "Education", "Partner"]
 CHANNELS = ["Slack", "email", "a short call", "the weekly doc", "text messages"]
 WEEKDAYS = ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday"]
 ORDINALS = ["1st", "5th", "10th", "15th", "20th", "25th", "28th"]
@@ -112,14 +111,17 @@ _VALUES = {
 @dataclass(frozen=True)
 class Family:
     """One kind of claim: its phrasings (any one says the same thing) and, for a fact that
-    can change, the phrasings of its update (slots ending in 2 hold the new value)."""
+    can change, the phrasings of its update (slots ending in 2 hold the new value) and its key:
+    two originals with one key would contradict each other without the generator knowing."""
 
     name: str
     phrasings: tuple[str, ...]
     updates: tuple[str, ...] = ()
+    key: tuple[str, ...] = ()  # a fact's slots that name what it is about: one value at a time
 
 
-# Work-log lines: one per verb or opener; each says something different from the others.
+# Work-log lines: one per verb or opener; each says something different from the others
+# (a key: a second line with the same key would read as a change of the first).
 LOG = [
     Family("decided", ("Decided on {topic} for {area} after the review",
                        "After the review we went with {topic} for {area}")),
@@ -130,7 +132,7 @@ LOG = [
     Family("cancelled", ("Cancelled the {area} {event} call",
                          "The {area} {event} call is off")),
     Family("moved", ("Moved the {topic} work for {area} to {person}",
-                     "Handed the {area} {topic} work over to {person}")),
+                     "Handed the {area} {topic} work over to {person}"), key=("area", "topic")),
     Family("replaced", ("Replaced the old {topic} script in {area}",
                         "Swapped out the old {area} script for {topic}")),
     Family("dropped", ("Dropped {topic} from the {area} roadmap",
@@ -156,7 +158,7 @@ LOG = [
     Family("documented", ("Documented the {area} setup for {topic}",
                           "Wrote up how {topic} is set up in {area}")),
     Family("scheduled", ("Scheduled the {area} review of {topic} for {date}",
-                         "The {area} review of {topic} is booked for {date}")),
+                         "The {area} review of {topic} is booked for {date}"), key=("area", "topic")),
     Family("approved", ("{person} approved the {area} budget of ${amount}",
                         "The {area} budget of ${amount} got {person}'s approval")),
     Family("rejected", ("Rejected the proposal to rewrite {topic} in {area}",
@@ -194,29 +196,30 @@ LOG = [
 # Facts that hold until they change: each has an update or a contradiction.
 FACTS = [
     Family("lead", ("{person} is the {area} team lead", "The {area} team is led by {person}"),
-           ("{person2} is now the {area} team lead", "{person2} took over as {area} team lead from {person}")),
+           ("{person2} is now the {area} team lead", "{person2} took over as {area} team lead from {person}"),
+           ("area",)),
     Family("meeting time", ("The {area} {meeting} is at {time}", "We hold the {area} {meeting} at {time}"),
-           ("The {area} {meeting} moved from {time} to {time2}",)),
+           ("The {area} {meeting} moved from {time} to {time2}",), ("area", "meeting")),
     Family("port", ("The {service} listens on port {port}", "{service} serves on port {port}"),
-           ("The {service} now listens on port {port2}",)),
+           ("The {service} now listens on port {port2}",), ("service",)),
     Family("practice", ("We deploy {area} on {weekday}s", "{Area} deploys go out on {weekday}s"),
-           ("We no longer deploy {area} on {weekday}s",)),
+           ("We no longer deploy {area} on {weekday}s",), ("area",)),
     Family("tool", ("We use {tool} for {area} {purpose}", "{Area} {purpose} runs on {tool}"),
-           ("We replaced {tool} with {tool2} for {area} {purpose}",)),
+           ("We replaced {tool} with {tool2} for {area} {purpose}",), ("area", "purpose")),
     Family("invoices", ("Invoices for {area} are sent on the {ordinal} of each month",
                         "{Area} invoices go out on the {ordinal} of every month"),
-           ("{Area} invoices are now sent on the {ordinal2} of each month",)),
+           ("{Area} invoices are now sent on the {ordinal2} of each month",), ("area",)),
     Family("deadline", ("The {area} {project} deadline is {date}", "The {area} {project} is due on {date}"),
-           ("The {area} {project} deadline moved to {date2}",)),
+           ("The {area} {project} deadline moved to {date2}",), ("area", "project")),
     Family("version", ("{service} runs {tech} {version}", "{service} is on {tech} {version}"),
-           ("{service} now runs {tech} {version2}",)),
+           ("{service} now runs {tech} {version2}",), ("service", "tech")),
     Family("price", ("The {plan} plan costs ${price} a month", "The {plan} plan is ${price} per month"),
-           ("The {plan} plan now costs ${price2} a month",)),
+           ("The {plan} plan now costs ${price2} a month",), ("plan",)),
     Family("offsite", ("The {area} offsite is planned for {date}", "We planned the {area} offsite for {date}"),
-           ("The {area} offsite is cancelled",)),
+           ("The {area} offsite is cancelled",), ("area",)),
     Family("preference", ("{person} prefers {channel} for {area} updates",
                           "For {area} updates {person} likes {channel}"),
-           ("{person} now prefers {channel2} for {area} updates",)),
+           ("{person} now prefers {channel2} for {area} updates",), ("person", "area")),
 ]
 FAMILIES = {f.name: f for f in LOG + FACTS}
 
@@ -281,6 +284,7 @@ def generate(count: int = 20_000, seed: int = 7, days: int = 5, repeat_share: fl
     updates: list[tuple[int, int]] = []
     update_of: dict[int, int] = {}
     texts: set[tuple[str, str | None, str | None]] = set()  # every original text, with its labels
+    facts: set[tuple] = set()  # the keys of the facts written: one original each
     originals: list[int] = []  # notes another may paraphrase
     updatable: list[int] = []  # facts not yet updated
     claims = 0
@@ -320,6 +324,9 @@ def generate(count: int = 20_000, seed: int = 7, days: int = 5, repeat_share: fl
             k = rng.randrange(len(fam.phrasings))
             slots = _slots_of(fam.phrasings, rng)
             text = _render(fam.phrasings[k], slots)
+            fact = (fam.name, *(slots[k] for k in fam.key)) if fam.key else None
+            if fact in facts:
+                continue
             subject = slots["area"] if "area" in slots and rng.random() < 0.4 else None
             if subject is None and rng.random() < 0.4 * 0.25:  # (a few subjects not in the text)
                 subject = rng.choice(AREAS)
@@ -329,6 +336,8 @@ def generate(count: int = 20_000, seed: int = 7, days: int = 5, repeat_share: fl
                     (_render(p, slots), subject, domain) in texts for p in fam.phrasings):
                 continue
             texts.add((text, subject, domain))
+            if fact is not None:
+                facts.add(fact)
             note = Note(i, day, text, subject, domain, "original", None, claims, fam.name,
                         tuple(sorted(slots.items())), k)
             claims += 1
@@ -439,9 +448,15 @@ def judge(gen: Generated, got: dict, seed: int) -> dict:
                  and gen.update_of.get(claim[n]) == claim[o]}
     false_sups = [(o, n, r) for o, n, r in sups if kind_of(o, n) != "update"]
     conflict_kinds = Counter(kind_of(o, n) for o, n, _ in conflicts)
-    # the updates the generator wrote: how many ended with the old side superseded by the new
-    truth_pairs = {(got["ids"][o], got["ids"][n]) for o, n in gen.updates}
-    caught = sum(1 for p in truth_pairs if p in true_sups)
+    rule_of = {e["id"]: e.get("rule", "?") for e in events if e["op"] == "conflict"}
+    by_rule: dict[str, Counter] = {}
+    for e in events:
+        if e["op"] == "supersede":
+            rule = rule_of.get(e.get("conflict"), "?") if e.get("conflict") else e.get("reason", "?").split(" ")[0]
+            by_rule.setdefault(rule, Counter())["true" if (e["old"], e["new"]) in true_sups else "false"] += 1
+    # the updates the generator wrote: how many superseded what they replace (the original or
+    # a paraphrase of it: one claim); each update's text is its own, so one id stands for it
+    caught = len({n for _, n in true_sups})
 
     def text(i):
         return records.get(i, {}).get("text", "?")
@@ -471,6 +486,7 @@ def judge(gen: Generated, got: dict, seed: int) -> dict:
                           "same_claim": sup_kinds["same"], "different": sup_kinds["different"],
                           "other": sup_kinds["other"]},
         "false_supersessions": len(false_sups),
+        "supersessions_by_rule": {r: {"true": c["true"], "false": c["false"]} for r, c in sorted(by_rule.items())},
         "updates_generated": len(gen.updates), "updates_superseded": caught,
         "conflicts": {"update_pair": conflict_kinds["update"], "same_claim": conflict_kinds["same"],
                       "different": conflict_kinds["different"]},
@@ -506,6 +522,8 @@ def show(f: dict, args) -> None:
     print(f"supersessions: {s['true_update']} true updates, {s['different']} between different notes, "
           f"{s['same_claim']} within one claim, {s['reversed_update']} reversed"
           + (f", {s['other']} other" if s["other"] else ""))
+    print("supersessions by rule: " + ", ".join(f"{r} {c['true']} true {c['false']} false"
+                                                 for r, c in f["supersessions_by_rule"].items()))
     print(f"generated updates superseded: {f['updates_superseded']} of {f['updates_generated']}")
     c = f["conflicts"]
     print(f"conflicts: {c['update_pair']} on an update pair, {c['different']} between different notes, "

@@ -89,3 +89,10 @@ def test_updates_pair_real_notes(gen):
         assert gen.update_of[n.claim] == o.claim and n.claim != o.claim
         assert (n.subject, n.domain) == (o.subject, o.domain)  # updates stay within a domain
         assert n.text != o.text
+
+
+def test_one_original_per_fact(bench, gen):
+    # two originals of one fact (two ports for one service) would be an update the truth misses
+    keys = [(n.family, *(dict(n.slots)[k] for k in bench.FAMILIES[n.family].key))
+            for n in gen.notes if n.origin == "original" and bench.FAMILIES[n.family].key]
+    assert keys and len(set(keys)) == len(keys)
