@@ -326,7 +326,7 @@ def generate(count: int = 20_000, seed: int = 7, days: int = 5, repeat_share: fl
             k = rng.randrange(len(fam.phrasings))
             slots = _slots_of(fam.phrasings, rng)
             text = _render(fam.phrasings[k], slots)
-            fact = (fam.name, *(slots[k] for k in fam.key)) if fam.key else None
+            fact = (fam.name, *(slots[name] for name in fam.key)) if fam.key else None
             if fact in facts:
                 continue
             subject = slots["area"] if "area" in slots and rng.random() < 0.4 else None
@@ -412,9 +412,10 @@ def run(gen: Generated, store: Path, work: Path, cache: Path, days: int, nights:
 def judge(gen: Generated, got: dict, seed: int) -> dict:
     """The outcome in figures, each merge and supersession judged by the ground truth."""
     claim: dict[str, int] = {}
+    two_claims = 0  # ids the CLI gave to notes of two claims (its dedup is wider than the generator's)
     for n, i in zip(gen.notes, got["ids"], strict=True):
-        if i is not None:
-            claim.setdefault(i, n.claim)
+        if i is not None and claim.setdefault(i, n.claim) != n.claim:
+            two_claims += 1
     records, events = got["records"], got["events"]
     status = Counter(r["status"] for r in records.values())
     ops = Counter(e["op"] for e in events)
@@ -477,7 +478,7 @@ def judge(gen: Generated, got: dict, seed: int) -> dict:
                       "paraphrase": origins["paraphrase"], "update": origins["update"],
                       "with_subject": sum(n.subject is not None for n in gen.notes),
                       "with_domain": sum(n.domain is not None for n in gen.notes)},
-        "remember": got["actions"],
+        "remember": got["actions"], "ids_with_two_claims": two_claims,
         "records": len(records),
         "status": {s: got["stats"]["status"].get(s, 0)
                    for s in ("active", "archived", "superseded", "expired", "invalidated")},  # (stats' counts; the export's must agree)
@@ -514,7 +515,9 @@ def show(f: dict, args) -> None:
           f"embedder {args.embedder}): {g['original']} original, {g['repeat']} exact repeats, "
           f"{g['paraphrase']} paraphrases, {g['update']} updates; {g['with_subject']} with a subject, "
           f"{g['with_domain']} with a domain")
-    print("remember:", ", ".join(f"{n} {a}" for a, n in sorted(f["remember"].items())))
+    print("remember:", ", ".join(f"{n} {a}" for a, n in sorted(f["remember"].items()))
+          + (f" ({f['ids_with_two_claims']} notes got the id of another claim: the truth is off)"
+             if f["ids_with_two_claims"] else ""))
     for line in f["night_lines"]:
         print(line)
     print(f"records {f['records']}: " + ", ".join(f"{n} {s}" for s, n in f["status"].items())
