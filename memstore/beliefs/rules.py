@@ -362,6 +362,7 @@ def _lexical(a: Frame, b: Frame) -> Verdict | None:
         b = replace(b, markers=b.markers | {"stop"})
     if b.markers & {"stop", "cancel"}:
         # what is stopped is the old thing: most of what the stop word governs is in the old text
+        named = a.holder == b.holder and a.holder.startswith("name:")  # about one person
         for part in b.stopped:  # what each stop word governs
             hit = _matching(part, a.words) | {v for v in part & a.values if _identifier(v)}  # 4.2, not 5 or tue
             # ランニングはやめた after 毎朝走っている: the concept stopped is one the old text holds
@@ -375,11 +376,10 @@ def _lexical(a: Frame, b: Frame) -> Verdict | None:
                 continue  # the holder's word names who, not what is stopped: 娘は英語塾を辞めた
                 # does not stop 娘の靴のサイズは19cm (渡辺さんとの定例1on1は取りやめ stops the 1on1)
             # most of what is stopped is in the old text, and it is much of what the old text says
-            named = a.holder == b.holder and a.holder.startswith("name:")  # about one person
             # (half of it, when each text also names a thing the other does not, is two
             # things of one sort: "postponed latency for deploys" stops nothing "decided on
             # latency for billing" said; a practice's stop names its time: "the evening runs")
-            if (len(hit) * 2 == len(part) and len(hit) == 1 and not a.recurring
+            if (len(hit) * 2 == len(part) and not a.recurring and not named
                     and a.words - _matching(a.words, b.words) - _named(a)):
                 continue
             if hit and len(hit) * 2 >= len(part) and (len(hit) * 3 >= len(a.words) or named):
