@@ -381,3 +381,41 @@ def test_the_pre_check_reads_week_phrases(text, may):
     assert _may_hold_time(text) is may
     if may:
         assert event_time(text, M) is not None
+
+
+# --- through the command line ---------------------------------------------------------------
+
+W = "2026-03-04T10:00:00Z"  # a Wednesday in ISO week 10: last week is 23 February to 1 March
+
+
+def test_remember_last_week_then_recall_it_by_week(ms):
+    mid = ms("remember", "Last week we rotated the staging keys", now=W).out.strip()
+    other = ms("remember", "We rotated the production keys", now=W).out.strip()  # no time: now
+    stored = ms("show", mid, "--json", now=W).json()["memory"]
+    assert (stored["occurred_at"], stored["precision"], stored["time_buckets"]) == (
+        "2026-02-23", "week", ["2026", "2026-02", "2026-03", "2026-W09"])
+
+    def found(*during: str) -> list[str]:
+        args = [a for d in during for a in ("--during", d)]
+        r = ms("recall", "rotated keys", *args, "--json", "--no-touch", now=W)
+        assert (r.rc, r.err) == (0, "")
+        return [x["id"] for x in r.json()["results"]]
+
+    assert found("2026-W09") == [mid]
+    assert found("last week") == [mid]
+    assert found("先週") == [mid]
+    assert found("2026-W10") == [other]  # the record time's week
+    assert mid in found("2026-02") and mid in found("2026-03")  # it touches both months
+    assert found("2026-02-25") == []  # a week memory is in no single day
+
+
+def test_remember_a_birthday_keeps_the_record_time(ms):
+    mid = ms("remember", "Mom's birthday is March 5", now=W).out.strip()
+    stored = ms("show", mid, "--json", now=W).json()["memory"]
+    assert (stored["occurred_at"], stored["precision"]) == ("2026-03-04T10:00Z", "minute")
+
+
+def test_remember_in_may_we_shipped_is_last_may(ms):
+    mid = ms("remember", "In May we shipped the new search", now=W).out.strip()
+    stored = ms("show", mid, "--json", now=W).json()["memory"]
+    assert (stored["occurred_at"], stored["precision"]) == ("2025-05", "month")
