@@ -592,6 +592,8 @@ def _en_last(m, text, now, query, how):
         return None
     today = now.date()
     direction, unit = m["ld"], m["lu"]
+    if direction == "last" and low[:m.start()].endswith("the ") and re.match(r"\s+of\b", low[m.end():]):
+        return None  # "the last week of the quarter": a place in a period, not the past
     weeks = {"next": 1, "coming": 1, "this": 0}.get(direction, -1)
     if unit == "week":
         wd = _around("weekday").search(low, max(0, m.start() - 12), m.start())

@@ -285,6 +285,7 @@ M = "2026-03-10T09:00:00Z"  # a Tuesday in ISO week 11 (2 to 8 March is week 10)
     ("先々週リリースした", ("2026-02-23", "week")),
     ("2週間前にリリースした", ("2026-02-23", "week")),
     ("前の週にリリースした", ("2026-03-02", "week")),
+    ("in the last week we cut two releases", ("2026-03-02", "week")),
     # a day of a week stays a day
     ("Tuesday last week we met", ("2026-03-03", "day")),
     ("先週の火曜に障害", ("2026-03-03", "day")),
@@ -292,6 +293,11 @@ M = "2026-03-10T09:00:00Z"  # a Tuesday in ISO week 11 (2 to 8 March is week 10)
 def test_week_phrases_give_week_precision(text, expected):
     assert event_time(text, M) == expected
     assert time_buckets(*expected)[-1] == iso_week(parse_ts(expected[0] + "T00:00:00Z").date())
+
+
+def test_the_last_week_of_a_period_is_no_time():
+    assert event_time("discounts in the last week of the quarter", M) is None
+    assert event_time("the last week of March 2024 was busy", M) == ("2024-03", "month")
 
 
 @pytest.mark.parametrize("text", [
