@@ -110,7 +110,7 @@ _FORMS = {
                rf"(?:の?(?:(?P<jym>{_D2})月(?:(?P<jyd>{_D2})日(?![間前後]))?|(?P<jyse>[春夏秋冬])))?",
     "ja_day": r"(?P<jdw>一昨日|おととい|昨日|昨夜|昨晩|今日|本日|今朝|今夜|今晩|明後日|明日)",
     "ja_prevweek": r"(?P<jpw>前の週)",
-    "ja_wday": r"(?P<jwn>[月火水木金土日])曜日?",
+    "ja_wday": r"(?P<jwn>[月火水木金土日])曜日?(?=[にはの])",
     # English words
     "en_rel": r"(?P<er>the\s+day\s+(?:before\s+yesterday|after\s+tomorrow)|day\s+after\s+tomorrow|yesterday"
               r"|tomorrow|later\s+today|earlier\s+(?:today|this\s+(?:morning|afternoon|evening))|today|tonight)\b",
@@ -169,9 +169,15 @@ def _around(name: str) -> re.Pattern:
 # win over past ones ("we decided we will ship in May"); a regular past is any word in -ed
 # but these adjectives and non-verbs.
 _MOOD = {
-    "future": r"\b(?:will|won't|shall|gonna|upcoming|planned|scheduled|next|going\s+to|(?:is|are)\s+due"
+    # plans told in the past ("booked flights for April 18", "slipped to May 12", 4月1日付で
+    # 交代しました) name a date to come: they count as future
+    "future": r"\b(?:will|won't|shall|gonna|upcoming|planned|scheduled|rescheduled|next|going\s+to|due"
+              r"|deadline|booked|reserved|targete?d?|expected|signed\s+up|registered|invited|cancell?ed"
               r"|(?:plans?|intends?|expects?)\s+to|(?:i|we|you|they|he|she|it)['’]ll)\b"
-              r"|予定|つもり|ます(?!た)|でしょう|だろう|する(?:[。、．，！!？?\s」』）)]|$)",
+              r"|\b(?:moved|moves|pushed|slipped|postponed|delayed|bumped)\b[^.;]{0,20}?\b(?:to|until)\s+(?:the\s+)?"
+              r"(?:mon|tue|wed|thu|fri|sat|sun|jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec|\d)"
+              r"|予定|つもり|予約|延期|招待|締め?切|提案|付で|[月日]から|に決[定ま]|に向け|(?<!てい)ます(?!た)|ませんか|でしょう|だろう"
+              r"|する(?:[。、．，！!？?\s」』）)]|$)",
     "past": r"\b(?:was|were|did|didn't|had|happened|went|came|made|got|took|gave|began|ran|wrote|built|met"
             r"|saw|left|sent|found|told|said|bought|paid|held|won|lost|kept|brought|thought|felt|became"
             r"|broke|chose|drove|fell|flew|forgot|froze|grew|heard|knew|led|meant|rode|rose|sold|spent"
@@ -180,11 +186,11 @@ _MOOD = {
     "not_past": r"speed|indeed|proceed|exceed|succeed|embed|breed|bleed|greed|shred|hundred|kindred|sacred"
                 r"|based|related|detailed|limited|advanced|automated|dedicated|distributed|interested"
                 r"|required|red|need|feed|seed|bed|shed|wed|fed",
-    # a date that recurs: always after every/each/毎, unless told in the past after a birthday
+    # a date that recurs: after every/each/毎, or a birthday's unless it was celebrated
     "every": rf"\b(?:every|each)\s+(?:other\s+|single\s+)?(?:day|week|month|year|morning|evening|night"
              rf"|weekday|quarter|{_SEASON}|{_WD}|{'|'.join(_MONTHS)}|\d)|\b(?:annually|yearly)\b|毎",
     "yearly": r"\b(?:birthday|bday|anniversary|anniversaries)s?\b|誕生日|記念日|命日",
-    "yearly_is": r"\b(?:birthday|bday|anniversary)\s+(?:is|falls)\b|(?:誕生日|記念日|命日)は",
+    "celebrated": r"\bcelebrat|\bpart(?:y|ies)\b|祝",
 }
 
 
@@ -211,8 +217,8 @@ class _Mood:
             self._lean = "future"
         elif any(not p["not_past"].fullmatch(m.group(0)) for m in p["past"].finditer(low)):
             self._lean = "past"
-        self._recurs = bool(p["every"].search(low) or p["yearly_is"].search(low)
-                            or (self._lean != "past" and p["yearly"].search(low)))
+        self._recurs = bool(p["every"].search(low)
+                            or (p["yearly"].search(low) and not p["celebrated"].search(low)))
 
     @property
     def lean(self) -> str | None:
@@ -693,11 +699,12 @@ def _en_wbl(m, text, now, query, how):
 
 
 def _en_wday(m, text, now, query, how):
-    """A weekday alone ("on Tuesday we shipped"): read only in a memory whose tense places it."""
+    """A weekday alone ("on Tuesday we shipped"): read only in a memory whose tense places it,
+    after "on" (火曜に, 火曜は, 火曜の in Japanese)."""
     low = m.string
-    if query or not how.lean or not _clear_left(low, m.start(), _NOT_BEFORE_WORD):
-        return None
-    if re.match(r"\s+before\s+last\b", low[m.end():]):
+    if query or not _clear_left(low, m.start(), _NOT_BEFORE_WORD) or not low[:m.start()].endswith("on "):
+        return None  # "the Sunday Globe", "meets on the second Wednesday": no day of its own
+    if not how.lean or re.match(r"\s+before\s+last\b", low[m.end():]):
         return None  # "the Tuesday before last": not the latest one
     return m.start(), *_weekday(now.date(), _WEEKDAYS.index(m["wdn"]), how)
 

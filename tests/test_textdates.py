@@ -369,6 +369,33 @@ def test_the_tense_places_a_date_without_a_year(text, expected):
     assert event_time(text, M) == expected
 
 
+@pytest.mark.parametrize("text,expected", [
+    # a plan told in the past names a date to come
+    ("Booked flights to Lisbon, April 18-25.", ("2026-04-18", "day")),
+    ("Atlas v2 has slipped to May 12, testing found blocking bugs.", ("2026-05-12", "day")),
+    ("Kickoff w/ Hoshino Foods moved to Mon Apr 27, same time.", ("2026-04-27", "day")),
+    ("Acme gave a verbal yes! Contract signature expected in May.", ("2026-05", "month")),
+    ("4月1日付で、営業部長が交代しました。", ("2026-04-01", "day")),
+    ("大阪支店は4月から新オフィスに移転しました。", ("2026-04", "month")),
+    ("5月16日に歯の矯正の相談を予約した。", ("2026-05-16", "day")),
+    ("リリース日は7月23日に決定した。", ("2026-07-23", "day")),
+    ("土曜の移行に向けて、チェックリストを読み合わせた。", ("2026-03-14", "day")),
+    # but "moved to" a place is no plan
+    ("We moved to Berlin in May", ("2025-05", "month")),
+    # a weekday needs "on" (に, は, の in Japanese): names and habits are not days
+    ("We get the Sunday Globe delivered to the house.", None),
+    ("I was wrong, the board meets on the second Wednesday.", None),
+    ("Board voted Raj in as HOA president on Tuesday.", ("2026-03-03", "day")),
+    ("娘は水曜日に英語塾に通っています。", None),  # ています: a habit, not the future
+    ("資源ごみの回収は木曜じゃなくて金曜だった。", None),
+    # a corrected birthday is still a birthday
+    ("Correction: Dad's birthday is Oct 21, not the 12th.", None),
+    ("清水さんの誕生日、3月13日だった。勘違いしてた。", None),
+])
+def test_the_tense_in_what_people_write(text, expected):
+    assert event_time(text, M) == expected
+
+
 def test_questions_keep_reading_the_past():
     # a question's month is its latest occurrence, whatever its tense; a weekday alone is no cue
     assert [e.value for e in scan("what will we ship in May?", M, query=True)] == ["2025-05"]
