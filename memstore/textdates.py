@@ -28,15 +28,18 @@ years and seasons a year.
 A month, day or weekday without a year is placed by the text's tense: past ("we
 shipped", was, did, had, happened, any verb in -ed; ～した でした だった ました) gives
 the latest one not after the record day (a weekday: strictly before it); future (will,
-'ll, going to, shall, next, scheduled, planned; ～する予定 ～します つもり) the next one
-not before it (a weekday: strictly after); future words win over past ones. With
-neither, a month or day is its occurrence nearest the record time (last, this or next
-year; a tie goes to the past) and a weekday alone ("on Tuesday we deploy") is not read.
-A date that recurs is a fact about a date, not an event time, and is skipped: one
-without a year in a text with every|each <time unit, month or weekday>, annually,
-yearly, 毎 (毎月 毎年 毎週), "birthday|anniversary is", 誕生日は 記念日は, or a birthday
-or anniversary in a text not in the past ("Mom's birthday is March 5", "every March 5";
-"we celebrated Mom's birthday on March 5" is an event).
+'ll, going to, shall, next, scheduled, planned, due, expected, booked, "moved|slipped
+to <date>"; ～する予定 ～します つもり 予約 延期 付で 4月から に決定) the next one not
+before it (a weekday: strictly after); future words win over past ones, so a plan told
+in the past ("booked flights for April 18") is still to come. With neither, a month or
+day is its occurrence nearest the record time (last, this or next year; a tie goes to
+the past) and a weekday alone ("on Tuesday we deploy") is not read; a weekday is read
+only after "on" (火曜に, 火曜は, 火曜の), so "the Sunday Globe" and "meets on the second
+Wednesday" are no days. A date that recurs is a fact about a date, not an event time,
+and is skipped: one without a year in a text with every|each <time unit, month or
+weekday>, annually, yearly, 毎 (毎月 毎年 毎週), or a birthday or anniversary
+(誕生日 記念日) the text does not celebrate ("Mom's birthday is March 5", "every March
+5"; "we celebrated Mom's birthday on March 5" is an event).
 
 The first expression in the text decides. These give None (the record time is kept):
 the future other than a week (tomorrow, later today, next Tuesday|month|March, "N days
