@@ -85,10 +85,10 @@ class Memory:
     text: str = _doc(doc="The memory itself (at most memory.max_text_chars characters).")
     recorded_at: str = _doc(doc="Record time: the --now of the command that wrote it.")
     occurred_at: str = _doc(doc=(
-        "Event time, as precise as it is known: YYYY, YYYY-MM, YYYY-MM-DD or YYYY-MM-DDTHH:MMZ "
-        "(from --occurred-at, else the time the text states, e.g. \"in 2020\" or \"last Tuesday\", "
-        "else --now)."))
-    precision: str = _doc(doc="The precision of occurred_at: year, month, day or minute.")
+        "Event time, as precise as it is known: YYYY, YYYY-MM, YYYY-MM-DD or YYYY-MM-DDTHH:MMZ; "
+        "a week as its Monday, YYYY-MM-DD (from --occurred-at, else the time the text states, "
+        "e.g. \"in 2020\", \"last week\" or \"last Tuesday\", else --now)."))
+    precision: str = _doc(doc="The precision of occurred_at: year, month, week, day or minute.")
     kind: str = _doc("note", doc=(
         "What sort of memory: note, meeting, decision, incident, deal, preference, definition, "
         "fact, plan, procedure, disambiguation or policy."))
@@ -103,8 +103,8 @@ class Memory:
         "positive, negative, pending or null; distill learns policies from outcomes."))
     time_buckets: tuple[str, ...] = _doc((), doc=(
         "Search keys expanded from occurred_at at write time: year, month, day and ISO week, as "
-        "far as the precision allows (e.g. 2026, 2026-06, 2026-06-07, 2026-W23); an abstraction "
-        "carries its sources' buckets."))
+        "far as the precision allows (e.g. 2026, 2026-06, 2026-06-07, 2026-W23; a week: itself and "
+        "each year and month it touches); an abstraction carries its sources' buckets."))
     tier: str = _doc("short", doc=(
         "short (expires after memory.short_ttl_days unless consolidated) or long."))
     status: str = _doc("active", doc=(

@@ -32,6 +32,7 @@ _ID = re.compile(r"m[0-9a-f]{15}")
 _TS = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z")
 _OCCURRED = {"year": re.compile(r"[0-9]{4}"), "month": re.compile(r"[0-9]{4}-[0-9]{2}"),
              "day": re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}"),
+             "week": re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}"),  # its Monday
              "minute": re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}Z")}
 _LINE_BREAKS = frozenset("\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029")
 # what a label may not hold: a line break, a C0 or C1 control, DEL (one regex search, not a
@@ -173,6 +174,8 @@ def _valid_occurred(value: str, precision: str) -> bool:
             datetime(int(value[:4]), int(value[5:7]), int(value[8:10]), int(value[11:13]), int(value[14:16]))
         elif precision == "day":
             date.fromisoformat(value)
+        elif precision == "week":
+            return date.fromisoformat(value).weekday() == 0
         elif precision == "month":
             return 1 <= int(value[5:]) <= 12
     except ValueError:

@@ -11,26 +11,42 @@ Accepted (any case; dates in UTC; relative ones count back from the record time)
   month name after in / back in / during / from / on / early / mid / late); "in 2020",
   "back in 2019", "during 2020", "from 2019", "circa 2019", "early/mid/late 2020",
   "mid-2020", "(the) summer (of) 2020"; 2024年4月3日 2024年4月 2020年 2019年の夏 4月3日 3月.
-  A month or day without a year is its occurrence nearest the record time (last, this or
-  next year; a tie goes to the past), so it may lie after the record time.
 - relative: today, earlier today, tonight, this morning|afternoon|evening, yesterday,
   last night, the day before yesterday; last|past|previous week|month|year; last
   Tuesday (the latest Tuesday strictly before the record day); Tuesday last week; last
   March (the latest March before this month); last summer|spring|autumn|fall (the year
   of the latest one over); N minutes|hours|days|weeks|months|years ago (N: digits or
   a/an/one..twelve); 今日 本日 今朝 今夜 今晩 昨日 昨夜 昨晩 一昨日 おととい; 先週 先々週
-  先週の火曜(日) 今週の月曜; 先月 先々月 先月の3日; 去年 昨年 一昨年 おととし 去年の3月(3日)
-  今年の3月 去年の夏; 3日前 三日前 十日前 2週間前 1ヶ月前 一か月前 3年前 2時間前.
-Precision is never made up: days, "N weeks ago" and weekdays give a day, months a month,
-years and seasons a year; a week ("last week", 先週) gives the month holding all of it,
-else its year, else nothing.
+  前の週 先週の火曜(日) 今週の月曜; 先月 先々月 先月の3日; 去年 昨年 一昨年 おととし
+  去年の3月(3日) 今年の3月 去年の夏; 3日前 三日前 十日前 2週間前 1ヶ月前 一か月前 3年前 2時間前.
+- weeks: last|this|next|coming week, the week before last, the week after next, N weeks
+  ago, 先週 今週 来週 再来週 先々週 前の週 2週間前, 2026-W23: the ISO week, at precision
+  week (stored as its Monday), a week to come and the current one included.
+Precision is never made up: days and weekdays give a day, weeks a week, months a month,
+years and seasons a year.
+
+A month, day or weekday without a year is placed by the text's tense: past ("we
+shipped", was, did, had, happened, any verb in -ed; ～した でした だった ました) gives
+the latest one not after the record day (a weekday: strictly before it); future (will,
+'ll, going to, shall, next, scheduled, planned, due, expected, booked, "moved|slipped
+to <date>"; ～する予定 ～します つもり 予約 延期 付で 4月から に決定) the next one not
+before it (a weekday: strictly after); future words win over past ones, so a plan told
+in the past ("booked flights for April 18") is still to come. With neither, a month or
+day is its occurrence nearest the record time (last, this or next year; a tie goes to
+the past) and a weekday alone ("on Tuesday we deploy") is not read; a weekday is read
+only after "on" (火曜に, 火曜は, 火曜の), so "the Sunday Globe" and "meets on the second
+Wednesday" are no days. A date that recurs is a fact about a date, not an event time,
+and is skipped: one without a year in a text with every|each <time unit, month or
+weekday>, annually, yearly, 毎 (毎月 毎年 毎週), or a birthday or anniversary
+(誕生日 記念日) the text does not celebrate ("Mom's birthday is March 5", "every March
+5"; "we celebrated Mom's birthday on March 5" is an event).
 
 The first expression in the text decides. These give None (the record time is kept):
-the future (tomorrow, later today, next Tuesday|week|March, "N days from now", 明日
-来週 来月 来年 3日後), the current period (this week|month|year, 今週 今月 今年), bounds
-(since|by|until|before|after a date) and "last winter" / 去年の冬 (which year?). Never
-read as time: a weekday alone ("on Tuesday"), "last resort", "last time", "the last
-one", times of day, durations ("for 3 days", "in 3 days", 3日間), d/m and m/d numbers
+the future other than a week (tomorrow, later today, next Tuesday|month|March, "N days
+from now", 明日 来月 来年 3日後), the current month or year (this month|year, 今月 今年),
+bounds (since|by|until|before|after a date) and "last winter" / 去年の冬 (which year?).
+Never read as time: "last resort", "last time", "the last one", times of day, durations
+("for 3 days", "in 3 days", 3日間), d/m and m/d numbers
 (3/14), vague counts ("a few days ago", "1.5 years ago"), kanji years (二〇二〇年),
 decades and fiscal years (2020年代 2020年度), a number inside a longer number, version,
 id, price or phone number (12020, v2020.1, ABC-2020, $2020, 2,020, 555-2020), and a
@@ -96,12 +112,16 @@ _FORMS = {
     "ja_year": r"(?P<jyr>一昨年|おととし|去年|昨年|今年|再来年|来年)(?!度)"
                rf"(?:の?(?:(?P<jym>{_D2})月(?:(?P<jyd>{_D2})日(?![間前後]))?|(?P<jyse>[春夏秋冬])))?",
     "ja_day": r"(?P<jdw>一昨日|おととい|昨日|昨夜|昨晩|今日|本日|今朝|今夜|今晩|明後日|明日)",
+    "ja_prevweek": r"(?P<jpw>前の週)",
+    "ja_wday": r"(?P<jwn>[月火水木金土日])曜日?(?=[にはの])",
     # English words
     "en_rel": r"(?P<er>the\s+day\s+(?:before\s+yesterday|after\s+tomorrow)|day\s+after\s+tomorrow|yesterday"
               r"|tomorrow|later\s+today|earlier\s+(?:today|this\s+(?:morning|afternoon|evening))|today|tonight)\b",
     "en_last": r"(?P<ld>last|past|previous|next|coming|this)\s+(?P<lu>night|week|month|year|morning|afternoon"
                rf"|evening|{_WD}|{_SEASON})\b",
     "en_ago": r"(?P<cd>ago|from\s+now)\b",
+    "en_wbl": r"the\s+week\s+(?P<wb>before\s+last|after\s+next)\b",
+    "en_wday": rf"(?P<wdn>{_WD})\b",
     "en_month": rf"(?P<mn>{_MON})(?![a-z])\.?(?:\s+(?:the\s+)?(?P<mdd>{_D2})(?:st|nd|rd|th)?\b(?![:.,]\d))?"
                 rf"(?:,?\s+(?P<my>{_D4}){_YEAR_END})?",
 }
@@ -121,12 +141,13 @@ def _families() -> tuple:
     return (
         (re.compile(r"\d+"), forms("iso", "ja_date", "ja_count", "ja_md", "en_dmy", "en_year"),
          _NOT_BEFORE_NUMBER),
-        (re.compile(r"[一二三四五六七八九十先今再来お去昨本明]"),
-         forms("ja_kcount", "ja_week", "ja_month", "ja_year", "ja_day"), _KANJI_DIGITS),
-        (re.compile(r"a(?:go|pr|ug)|f(?:rom\s+now|eb)|l(?:ast|ater)|p(?:ast|revious)|n(?:ext|ov)|coming"
-                    r"|t(?:he\s+day|o(?:day|night|morrow)|his)|yesterday|earlier|d(?:ay\s+after|ec)"
-                    r"|j(?:an|u[nl])|ma[ry]|sep|oct"),
-         forms("en_rel", "en_last", "en_ago", "en_month"), _NOT_BEFORE_WORD),
+        (re.compile(r"[一二三四五六七八九十先今再来お去昨本明]|前の週|[月火水木金土日]曜"),
+         forms("ja_kcount", "ja_week", "ja_month", "ja_year", "ja_day", "ja_prevweek", "ja_wday"),
+         _KANJI_DIGITS),
+        (re.compile(r"a(?:go|pr|ug)|f(?:rom\s+now|eb|riday)|l(?:ast|ater)|p(?:ast|revious)|n(?:ext|ov)|coming"
+                    r"|t(?:he\s+(?:day|week)|o(?:day|night|morrow)|his|uesday|hursday)|yesterday|earlier"
+                    r"|d(?:ay\s+after|ec)|j(?:an|u[nl])|m(?:a[ry]|onday)|s(?:ep|aturday|unday)|oct|wednesday"),
+         forms("en_rel", "en_last", "en_ago", "en_wbl", "en_wday", "en_month"), _NOT_BEFORE_WORD),
     )
 
 
@@ -147,6 +168,77 @@ _AROUND = {
 def _around(name: str) -> re.Pattern:
     return re.compile(_AROUND[name])
 
+# Tense and recurrence, read over the whole text once it holds an expression. Future words
+# win over past ones ("we decided we will ship in May"); a regular past is any word in -ed
+# but these adjectives and non-verbs.
+_MOOD = {
+    # plans told in the past ("booked flights for April 18", "slipped to May 12", 4月1日付で
+    # 交代しました) name a date to come: they count as future
+    "future": r"\b(?:will|won't|shall|gonna|upcoming|planned|scheduled|rescheduled|next|going\s+to|due"
+              r"|deadline|booked|reserved|targete?d?|expected|signed\s+up|registered|invited|cancell?ed"
+              r"|(?:plans?|intends?|expects?)\s+to|(?:i|we|you|they|he|she|it)['’]ll)\b"
+              r"|\b(?:moved|moves|pushed|slipped|postponed|delayed|bumped)\b[^.;]{0,20}?\b(?:to|until)\s+(?:the\s+)?"
+              r"(?:mon|tue|wed|thu|fri|sat|sun|jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec|\d)"
+              r"|予定|つもり|予約|延期|招待|締め?切|提案|付で|[月日]から|に決[定ま]|に向け|(?<!てい)ます(?!た)|ませんか|でしょう|だろう"
+              r"|する(?:[。、．，！!？?\s」』）)]|$)",
+    "past": r"\b(?:was|were|did|didn't|had|happened|went|came|made|got|took|gave|began|ran|wrote|built|met"
+            r"|saw|left|sent|found|told|said|bought|paid|held|won|lost|kept|brought|thought|felt|became"
+            r"|broke|chose|drove|fell|flew|forgot|froze|grew|heard|knew|led|meant|rode|rose|sold|spent"
+            r"|spoke|stood|taught|threw|understood|woke|wore|[a-z]{3,}ed)\b"
+            r"|(?<!ま)た(?:[。、．，！!？?\s」』）)]|$|ので|から|けど|が|ため|の|と|り)",
+    "not_past": r"speed|indeed|proceed|exceed|succeed|embed|breed|bleed|greed|shred|hundred|kindred|sacred"
+                r"|based|related|detailed|limited|advanced|automated|dedicated|distributed|interested"
+                r"|required|red|need|feed|seed|bed|shed|wed|fed",
+    # a date that recurs: after every/each/毎, or a birthday's unless it was celebrated
+    "every": rf"\b(?:every|each)\s+(?:other\s+|single\s+)?(?:day|week|month|year|morning|evening|night"
+             rf"|weekday|quarter|{_SEASON}|{_WD}|{'|'.join(_MONTHS)}|\d)|\b(?:annually|yearly)\b|毎",
+    "yearly": r"\b(?:birthday|bday|anniversary|anniversaries)s?\b|誕生日|記念日|命日",
+    "celebrated": r"\bcelebrat|\bpart(?:y|ies)\b|祝",
+}
+
+
+@cache
+def _mood_patterns() -> dict[str, re.Pattern]:
+    return {k: re.compile(v) for k, v in _MOOD.items()}
+
+
+class _Mood:
+    """How a text places a month, day or weekday without a year: ``lean`` past (the latest
+    occurrence), future (the next one) or None (the nearest; a weekday alone is then not
+    read); ``recurs``: the date recurs (a birthday, "every March 5"), it is no event time.
+    Read from the text on first use: most expressions ("yesterday", "in 2020") need neither."""
+
+    __slots__ = ("_low", "_lean", "_recurs")
+
+    def __init__(self, low: str | None, lean: str | None = None, recurs: bool = False):
+        self._low, self._lean, self._recurs = low, lean, recurs
+
+    def _read(self) -> None:
+        low, self._low = self._low, None
+        p = _mood_patterns()
+        if p["future"].search(low):
+            self._lean = "future"
+        elif any(not p["not_past"].fullmatch(m.group(0)) for m in p["past"].finditer(low)):
+            self._lean = "past"
+        self._recurs = bool(p["every"].search(low)
+                            or (p["yearly"].search(low) and not p["celebrated"].search(low)))
+
+    @property
+    def lean(self) -> str | None:
+        if self._low is not None:
+            self._read()
+        return self._lean
+
+    @property
+    def recurs(self) -> bool:
+        if self._low is not None:
+            self._read()
+        return self._recurs
+
+
+_QUESTION = _Mood(None, "past")  # a question asks about what was, never a recurring date
+
+
 # words that make a year (or a month) the event's own time, and those that make it a bound
 _EVENT_PREP = {"in", "back in", "during", "circa", "from", "on", "early", "mid", "late"}
 _BOUND_PREP = {"since", "by", "until", "till", "before", "after"}
@@ -159,8 +251,9 @@ class TimeExpr:
     it names no time that can be written down: before year 0001, "last winter", the
     future). ``kind``: absolute (a calendar date named in the text; may lie after the
     reference day), relative (counted back from it), current (this week/month/year),
-    future, bound (since/until a date), vague ("last winter") or out_of_range (before year
-    0001 or after 9999)."""
+    future (only a week has a value), bound (since/until a date), recurring (a date without
+    a year that recurs: a birthday, "every March 5"; only in a memory), vague ("last
+    winter") or out_of_range (before year 0001 or after 9999)."""
 
     start: int
     end: int
@@ -173,35 +266,25 @@ def event_time(text: str, recorded_at: str) -> tuple[str, str] | None:
     """The event time the text states: (canonical occurred_at, precision), or None.
 
     ``recorded_at`` is canonical UTC (YYYY-MM-DDTHH:MM:SSZ); relative expressions count
-    back from it. The first expression in the text decides; one in the future, the
-    current period or a bound gives None (the caller keeps the record time)."""
+    back from it. The first expression in the text decides, a recurring date aside (a
+    birthday is a fact about a date); one in the future, the current period or a bound
+    gives None (the caller keeps the record time), a week excepted."""
     if not _may_hold_time(text):
         return None
     for expr in scan(text, recorded_at):
-        return _as_event(expr)
+        if expr.kind != "recurring":
+            return _as_event(expr)
     return None
 
 
 def _as_event(expr: TimeExpr) -> tuple[str, str] | None:
-    if expr.value is None or expr.kind in ("future", "current", "bound"):
+    if expr.value is None or expr.kind in ("bound", "recurring"):
         return None
-    if expr.precision == "week":
-        return _week_span(expr.value)
+    if expr.precision == "week":  # this, last or next week: stored as its Monday
+        return date.fromisocalendar(int(expr.value[:4]), int(expr.value[6:]), 1).isoformat(), "week"
+    if expr.kind in ("future", "current"):
+        return None
     return expr.value, expr.precision
-
-
-def _week_span(week: str) -> tuple[str, str] | None:
-    """An ISO week as the narrowest month or year holding all of it (precision stays honest)."""
-    monday = date.fromisocalendar(int(week[:4]), int(week[6:]), 1)
-    try:
-        sunday = monday + timedelta(days=6)
-    except OverflowError:
-        return None
-    if (monday.year, monday.month) == (sunday.year, sunday.month):
-        return f"{monday.year:04d}-{monday.month:02d}", "month"
-    if monday.year == sunday.year:
-        return f"{monday.year:04d}", "year"
-    return None
 
 
 def _lower(text: str) -> str:
@@ -222,6 +305,7 @@ def scan(text: str, now: datetime | str, *, query: bool = False) -> Iterator[Tim
     name needs no "in"; "N weeks ago" is that day's week."""
     low = _lower(text)
     found = []
+    how = None  # the sentence's tense and whether it states a recurring date: read on the first hit
     families = _families()
     if low.isascii():
         families = (families[0], families[2])  # no kanji: skip those
@@ -235,9 +319,11 @@ def scan(text: str, now: datetime | str, *, query: bool = False) -> Iterator[Tim
                 continue
             if isinstance(now, str):
                 now = parse_ts(now)
+            if how is None:
+                how = _QUESTION if query else _Mood(low)
             name = hit.lastgroup
             try:
-                read = _READERS[name](hit, text, now, query)
+                read = _READERS[name](hit, text, now, query, how)
             except (OverflowError, ValueError):  # before 0001 or after 9999: named, not writable
                 read = (hit.start(), None, None, "out_of_range")
             if read is not None:
@@ -287,15 +373,18 @@ def _absolute_day(year: int, month: int, day: int):
         return None  # 2024-02-30: not a day, not a time
 
 
-def _yearless_day(month: int, day: int, today: date, query: bool):
-    if query:  # the latest occurrence not after today (29 February: up to 8 years back)
-        for year in range(today.year, max(today.year - 8, 0), -1):
+def _yearless_day(month: int, day: int, today: date, how: _Mood):
+    """A month and day without a year, placed by the text's tense (_Mood): kind recurring
+    when the date recurs."""
+    if how.lean:  # the latest not after today, or the next not before (29 February: 8 years)
+        step = -1 if how.lean == "past" else 1
+        for year in range(today.year, min(max(today.year + 9 * step, 0), 10000), step):
             try:
                 d = date(year, month, day)
             except ValueError:
                 continue
-            if d <= today:
-                return d.isoformat(), "day", "absolute"
+            if (d <= today) if step < 0 else (d >= today):
+                return _yearly((d.isoformat(), "day", "absolute"), how)
         return None
     best = None
     for year in (today.year - 1, today.year, today.year + 1):  # the nearest; ties to the past
@@ -305,19 +394,24 @@ def _yearless_day(month: int, day: int, today: date, query: bool):
             continue
         if best is None or abs((d - today).days) < abs((best - today).days):
             best = d
-    return (best.isoformat(), "day", "absolute") if best else None
+    return _yearly((best.isoformat(), "day", "absolute"), how) if best else None
 
 
-def _yearless_month(month: int, today: date, query: bool):
+def _yearless_month(month: int, today: date, how: _Mood):
     if not 1 <= month <= 12:
         return None
-    if query:
+    if how.lean == "past":
         year = today.year if month <= today.month else today.year - 1
-        return _month(year, month, "absolute")
-    # the nearest occurrence, counted in months; ties to the past
-    here = today.year * 12 + today.month - 1
-    _, year = min((abs(y * 12 + month - 1 - here), y) for y in (today.year - 1, today.year, today.year + 1))
-    return _month(year, month, "absolute")
+    elif how.lean == "future":
+        year = today.year if month >= today.month else today.year + 1
+    else:  # the nearest occurrence, counted in months; ties to the past
+        here = today.year * 12 + today.month - 1
+        _, year = min((abs(y * 12 + month - 1 - here), y) for y in (today.year - 1, today.year, today.year + 1))
+    return _yearly(_month(year, month, "absolute"), how)
+
+
+def _yearly(found: tuple, how: _Mood) -> tuple:
+    return (found[0], found[1], "recurring") if how.recurs else found
 
 
 def _week_day(today: date, weeks: int, weekday: int) -> tuple[str | None, str | None, str]:
@@ -327,9 +421,9 @@ def _week_day(today: date, weeks: int, weekday: int) -> tuple[str | None, str | 
 
 
 def _week(today: date, weeks: int) -> tuple[str | None, str | None, str]:
-    if weeks > 0:
-        return _FUTURE
-    return iso_week(today + timedelta(days=7 * weeks)), "week", "current" if weeks == 0 else "relative"
+    """The ISO week ``weeks`` from this one; a week to come is named too (a plan's week)."""
+    kind = "current" if weeks == 0 else "future" if weeks > 0 else "relative"
+    return iso_week(today + timedelta(days=7 * weeks)), "week", kind
 
 
 def _season_year(today: date, season: str):
@@ -361,8 +455,7 @@ def _ago(now: datetime, n: int, unit: str, query: bool):
     if unit == "day":
         return _day(today - timedelta(days=n))
     if unit == "week":
-        d = today - timedelta(days=7 * n)
-        return (iso_week(d), "week", "relative") if query else _day(d)
+        return iso_week(today - timedelta(days=7 * n)), "week", "relative"  # "two weeks ago": that week
     if unit == "month":
         return _month(*_months_back(today, n))
     return _year(today.year - n)
@@ -382,7 +475,7 @@ def _at(start, found):
     return None if found is None else (start, *found)
 
 
-def _iso(m, text, now, query):
+def _iso(m, text, now, query, how):
     low = m.string
     if not _clear_left(low, m.start(), _NOT_BEFORE_NUMBER):
         return None
@@ -404,7 +497,7 @@ def _iso(m, text, now, query):
     return _at(m.start(), _month(year, month, "absolute")) if 1 <= month <= 12 else None
 
 
-def _ja_date(m, text, now, query):
+def _ja_date(m, text, now, query, how):
     if not _clear_left(m.string, m.start(), _NOT_BEFORE_NUMBER):
         return None
     year = int(m["jy"])
@@ -421,7 +514,7 @@ def _ja_date(m, text, now, query):
 _JA_UNITS = {"日": "day", "週間": "week", "週": "week", "年": "year", "時間": "hour", "分": "minute"}
 
 
-def _ja_count(m, text, now, query):
+def _ja_count(m, text, now, query, how):
     if not _clear_left(m.string, m.start(), _KANJI_DIGITS):
         return None
     n = _num(m["jc"])
@@ -432,18 +525,18 @@ def _ja_count(m, text, now, query):
     return m.start(), *_ago(now, n, _JA_UNITS.get(m["jcu"], "month"), query)
 
 
-def _ja_md(m, text, now, query):
+def _ja_md(m, text, now, query, how):
     if not _clear_left(m.string, m.start(), _NOT_BEFORE_NUMBER):
         return None
     month = int(m["mm"])
     if not 1 <= month <= 12:
         return None
     if m["md"]:
-        return _at(m.start(), _yearless_day(month, int(m["md"]), now.date(), query))
-    return _at(m.start(), _yearless_month(month, now.date(), query))
+        return _at(m.start(), _yearless_day(month, int(m["md"]), now.date(), how))
+    return _at(m.start(), _yearless_month(month, now.date(), how))
 
 
-def _ja_week(m, text, now, query):
+def _ja_week(m, text, now, query, how):
     today = now.date()
     weeks = {"先々週": -2, "先週": -1, "今週": 0, "来週": 1, "再来週": 2}[m["jwk"]]
     if m["jwd"]:
@@ -451,7 +544,7 @@ def _ja_week(m, text, now, query):
     return m.start(), *_week(today, weeks)
 
 
-def _ja_month(m, text, now, query):
+def _ja_month(m, text, now, query, how):
     today = now.date()
     back = {"先々月": 2, "先月": 1, "今月": 0, "来月": -1, "再来月": -2}[m["jmo"]]
     if back < 0:
@@ -465,7 +558,7 @@ def _ja_month(m, text, now, query):
     return m.start(), *_month(year, month, "current" if back == 0 else "relative")
 
 
-def _ja_year(m, text, now, query):
+def _ja_year(m, text, now, query, how):
     today = now.date()
     back = {"一昨年": 2, "おととし": 2, "去年": 1, "昨年": 1, "今年": 0, "来年": -1, "再来年": -2}[m["jyr"]]
     if back < 0:
@@ -487,12 +580,12 @@ _JA_DAYS = {"一昨日": -2, "おととい": -2, "昨日": -1, "昨夜": -1, "�
             "今朝": 0, "今夜": 0, "今晩": 0, "明日": 1, "明後日": 2}
 
 
-def _ja_day(m, text, now, query):
+def _ja_day(m, text, now, query, how):
     shift = _JA_DAYS[m["jdw"]]
     return m.start(), *(_FUTURE if shift > 0 else _day(now.date() + timedelta(days=shift)))
 
 
-def _en_rel(m, text, now, query):
+def _en_rel(m, text, now, query, how):
     if not _clear_left(m.string, m.start(), _NOT_BEFORE_WORD):
         return None
     w = m["er"]
@@ -502,12 +595,14 @@ def _en_rel(m, text, now, query):
     return m.start(), *_day(now.date() + timedelta(days=shift))
 
 
-def _en_last(m, text, now, query):
+def _en_last(m, text, now, query, how):
     low = m.string
     if not _clear_left(low, m.start(), _NOT_BEFORE_WORD):
         return None
     today = now.date()
     direction, unit = m["ld"], m["lu"]
+    if direction == "last" and low[:m.start()].endswith("the ") and re.match(r"\s+of\b", low[m.end():]):
+        return None  # "the last week of the quarter": a place in a period, not the past
     weeks = {"next": 1, "coming": 1, "this": 0}.get(direction, -1)
     if unit == "week":
         wd = _around("weekday").search(low, max(0, m.start() - 12), m.start())
@@ -531,7 +626,7 @@ def _en_last(m, text, now, query):
     return (m.start(), *_season_year(today, unit)) if last else None
 
 
-def _en_ago(m, text, now, query):
+def _en_ago(m, text, now, query, how):
     low = m.string
     c = _around("count").search(low, max(0, m.start() - 24), m.start())
     if c is None or not _clear_left(low, c.start(), _NOT_BEFORE_NUMBER):
@@ -548,16 +643,16 @@ def _month_token_ok(token: str, query: bool, context: bool) -> bool:
     return True
 
 
-def _en_month(m, text, now, query):
+def _en_month(m, text, now, query, how):
     low = m.string
     if not _clear_left(low, m.start(), _NOT_BEFORE_WORD):
         return None
     before = _around("month").search(low, max(0, m.start() - 24), m.start())
     start, pre = (before.start(), " ".join(before["mp"].split())) if before else (m.start(), "")
-    return _guarded(start, lambda: _month_value(m, text, now.date(), query, pre))
+    return _guarded(start, lambda: _month_value(m, text, now.date(), query, how, pre))
 
 
-def _month_value(m, text, today, query, pre):
+def _month_value(m, text, today, query, how, pre):
     name = m.string[m.start("mn"):m.end("mn")]
     month = _MONTH_NO[name]
     if not _month_token_ok(text[m.start("mn"):m.end("mn")], query, bool(pre or m["mdd"] or m["my"])):
@@ -569,7 +664,7 @@ def _month_value(m, text, today, query, pre):
     if m["mdd"] and m["my"]:
         found = _absolute_day(int(m["my"]), month, int(m["mdd"]))
     elif m["mdd"]:
-        found = _yearless_day(month, int(m["mdd"]), today, query)
+        found = _yearless_day(month, int(m["mdd"]), today, how)
     elif m["my"]:
         year = int(m["my"])
         found = _month(year, month, "absolute") if year else None
@@ -579,17 +674,17 @@ def _month_value(m, text, today, query, pre):
         return _month(today.year, month, "absolute")
     elif query:
         # a month name alone is a cue in a question; the verbs need "in May"
-        found = None if name in _CAPITAL_ONLY and not pre else _yearless_month(month, today, query)
+        found = None if name in _CAPITAL_ONLY and not pre else _yearless_month(month, today, how)
     elif pre in _EVENT_PREP or pre in _BOUND_PREP:
-        found = _yearless_month(month, today, query)  # a memory: "in March", not "March" alone
+        found = _yearless_month(month, today, how)  # a memory: "in March", not "March" alone
     else:
         return None
     if found is None:
         return None
-    return found[0], found[1], "bound" if pre in _BOUND_PREP else "absolute"
+    return found[0], found[1], "bound" if pre in _BOUND_PREP else found[2]
 
 
-def _en_dmy(m, text, now, query):
+def _en_dmy(m, text, now, query, how):
     if not _clear_left(m.string, m.start(), _NOT_BEFORE_NUMBER):
         return None
     if not _month_token_ok(text[m.start("dm"):m.end("dm")], query, False):
@@ -597,10 +692,46 @@ def _en_dmy(m, text, now, query):
     month, day = _MONTH_NO[m["dm"]], int(m["dd"])
     if m["dy"]:
         return _at(m.start(), _absolute_day(int(m["dy"]), month, day))
-    return _at(m.start(), _yearless_day(month, day, now.date(), query))
+    return _at(m.start(), _yearless_day(month, day, now.date(), how))
 
 
-def _en_year(m, text, now, query):
+def _en_wbl(m, text, now, query, how):
+    if not _clear_left(m.string, m.start(), _NOT_BEFORE_WORD):
+        return None
+    return m.start(), *_week(now.date(), -2 if m["wb"].startswith("before") else 2)
+
+
+def _en_wday(m, text, now, query, how):
+    """A weekday alone ("on Tuesday we shipped"): read only in a memory whose tense places it,
+    after "on" (火曜に, 火曜は, 火曜の in Japanese)."""
+    low = m.string
+    if query or not _clear_left(low, m.start(), _NOT_BEFORE_WORD) or not low[:m.start()].endswith("on "):
+        return None  # "the Sunday Globe", "meets on the second Wednesday": no day of its own
+    if not how.lean or re.match(r"\s+before\s+last\b", low[m.end():]):
+        return None  # "the Tuesday before last": not the latest one
+    return m.start(), *_weekday(now.date(), _WEEKDAYS.index(m["wdn"]), how)
+
+
+def _ja_wday(m, text, now, query, how):
+    if query or not how.lean or not _clear_left(m.string, m.start(), _KANJI_DIGITS):
+        return None
+    return m.start(), *_weekday(now.date(), "月火水木金土日".index(m["jwn"]), how)
+
+
+def _weekday(today: date, weekday: int, how: _Mood):
+    """The latest such weekday strictly before today (past) or the next strictly after."""
+    if how.lean == "past":
+        d = today - timedelta(days=(today.weekday() - weekday - 1) % 7 + 1)
+    else:
+        d = today + timedelta(days=(weekday - today.weekday() - 1) % 7 + 1)
+    return _yearly((d.isoformat(), "day", "absolute"), how)
+
+
+def _ja_prevweek(m, text, now, query, how):
+    return m.start(), *_week(now.date(), -1)
+
+
+def _en_year(m, text, now, query, how):
     low = m.string
     year = int(m["yy"])
     if not 1900 <= year <= 2099:
@@ -628,5 +759,6 @@ _READERS = {
     "iso": _iso, "ja_date": _ja_date, "ja_count": _ja_count, "ja_kcount": _ja_count, "ja_md": _ja_md, "ja_week": _ja_week,
     "ja_month": _ja_month, "ja_year": _ja_year, "ja_day": _ja_day, "en_rel": _en_rel,
     "en_last": _en_last, "en_ago": _en_ago, "en_month": _en_month, "en_dmy": _en_dmy,
-    "en_year": _en_year,
+    "en_year": _en_year, "en_wbl": _en_wbl, "en_wday": _en_wday, "ja_wday": _ja_wday,
+    "ja_prevweek": _ja_prevweek,
 }

@@ -20,7 +20,7 @@ _ABBREVIATED = rb"(?i)\b(?:jan|feb|mar|apr|jun|jul|aug|sept?|oct|nov|dec)(?![a-z
 def _patterns() -> tuple[re.Pattern, re.Pattern, re.Pattern]:
     """(year-like digits, a month abbreviation, a digit or a Japanese time character):
     compiled on first need."""
-    return re.compile(rb"\d{4}"), re.compile(_ABBREVIATED), re.compile(r"[\d日月年週朝夜晩時分]|おとと")
+    return re.compile(rb"\d{4}"), re.compile(_ABBREVIATED), re.compile(r"[\d日月年週曜朝夜晩時分]|おとと")
 
 
 def may_hold_time(text: str) -> bool:
@@ -42,6 +42,18 @@ def may_hold_time(text: str) -> bool:
     return ("ago" in s or "last" in s or "past" in s or "previous" in s or "day" in s or "tonight" in s
             or "morning" in s or "noon" in s or "evening" in s or "uary" in s or "march" in s
             or "april" in s or "may" in s or "june" in s or "july" in s or "august" in s or "ember" in s
-            or "october" in s)
+            or "october" in s or ("week" in s and _week_named(s)))
+
+
+def _week_named(s: str) -> bool:
+    """"this|next|coming week" or "the week after next" (a week with "last" or "ago" passed
+    above): "weekly" and "weekend" do not load the grammar. str.find, not a regex: an
+    alternation without a literal start is tried at every position."""
+    at = s.find("week")
+    while at >= 0:
+        if s[:at].rstrip().endswith(("this", "next", "coming")) or s[at + 4:].lstrip().startswith("after"):
+            return True
+        at = s.find("week", at + 4)
+    return False
 
 

@@ -9,6 +9,8 @@ Rules (documented in memstore(1) under TIME):
   they must name a four-digit year (missing fields are never filled in from today).
 - Years run from 0001 to 9998; the year is always written with four digits.
 - Event time (occurred_at) keeps its precision: "2020" is the year 2020, not 1 January.
+  A week ("2026-W09", "last week") is stored as its Monday (2026-02-23) at precision
+  "week": every event time stays an ISO prefix of its start, so text order is time order.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from .errors import UsageError
 _YEAR = re.compile(r"^\d{4}$")
 _MONTH = re.compile(r"^(\d{4})-(\d{2})$")
 _DAY = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+_WEEK = re.compile(r"^(\d{4})-W(\d{2})$")
 _YEAR_IN = re.compile(r"\d{4}")
 _DEFAULT = datetime(2000, 1, 1)  # fields dateutil finds missing: midnight, never "today"
 
@@ -109,6 +112,13 @@ def parse_occurred(value: str, what: str = "--occurred-at") -> tuple[str, str]:
         except ValueError:
             raise UsageError(f"{what} {value!r} is not a calendar day; use YYYY-MM-DD") from None
         return text, "day"
+    m = _WEEK.match(text)
+    if m:
+        try:
+            monday = date.fromisocalendar(int(m.group(1)), int(m.group(2)), 1)
+        except ValueError:
+            raise UsageError(f"{what} {value!r} is not an ISO week; use YYYY-Www with 01..52 or 53") from None
+        return monday.isoformat(), "week"
     dt = parse_instant(text, what)
     return format_minute(dt), "minute"
 
@@ -131,12 +141,21 @@ def iso_week(d: date) -> str:
 
 
 def time_buckets(occurred: str, precision: str) -> list[str]:
-    """Search keys expanded at write time: year, month, day and ISO week, as precise as known."""
+    """Search keys expanded at write time: year, month, day and ISO week, as precise as known.
+    A week (``occurred`` its Monday) is found under itself and under each year and month it
+    touches: "last week" across two months may have happened in either."""
     if precision == "year":
         return [occurred]
     if precision == "month":
         return [occurred[:4], occurred]
     day = date.fromisoformat(occurred[:10])
+    if precision == "week":
+        try:
+            sunday = day + timedelta(days=6)
+        except OverflowError:  # the last days of 9999
+            sunday = date.max
+        return list(dict.fromkeys([day.isoformat()[:4], sunday.isoformat()[:4], day.isoformat()[:7],
+                                   sunday.isoformat()[:7], iso_week(day)]))
     return [occurred[:4], occurred[:7], occurred[:10], iso_week(day)]
 
 

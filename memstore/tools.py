@@ -123,7 +123,8 @@ _ARGUMENT_DOCS: dict[tuple[str, str], str] = {
     ("remember", "session"): "The conversation (session or thread) it was said in; recall then reads a "
                              "matching turn with its neighbours.",
     ("remember", "turn"): "Its position in that session (0, 1, 2, ...).",
-    ("remember", "occurred_at"): "When it happened: 2020, 2020-06, 2020-06-07 or a full time; default: now.",
+    ("remember", "occurred_at"): "When it happened: 2020, 2020-06, 2020-W23 (a week), 2020-06-07 or a "
+                                    "full time; default: the time the text states, else now.",
     ("propose_fact", "content"): "The fact, in words.",
     ("propose_fact", "confidence"): "Belief in it; default: the source's (an agent's 0.7).",
     ("propose_policy", "rule"): "The rule, in words.",

@@ -138,6 +138,7 @@ def test_every_field_round_trips_through_show_and_export(ms):
     ("2020-06-07T10:15:00+02:00", "2020-06-07T08:15Z", "minute",
      ["2020", "2020-06", "2020-06-07", "2020-W23"]),
     ("2021-01-03", "2021-01-03", "day", ["2021", "2021-01", "2021-01-03", "2020-W53"]),
+    ("2020-W23", "2020-06-01", "week", ["2020", "2020-06", "2020-W23"]),  # a week: its Monday
 ])
 def test_occurred_at_keeps_its_precision(ms, given, stored, precision, buckets):
     mid = ms("remember", "the migration happened", "--occurred-at", given).out.strip()

@@ -158,6 +158,15 @@ def test_buckets_keep_whole_months_and_years_and_add_slack_days():
     assert narrow(weekend) and not narrow(month)
 
 
+def test_a_week_phrase_also_names_its_week():
+    # memories known only to the week carry the week's bucket and no day
+    week = windows("What did we decide last week?", NOW)
+    assert buckets(week, slack=False) == [f"2025-06-{d:02d}" for d in range(9, 16)] + ["2025-W24"]
+    assert buckets(windows("What did I do last weekend?", NOW), slack=False) == ["2025-06-14", "2025-06-15"]
+    assert memory_span("2025-06-09", "week") == (date(2025, 6, 9), date(2025, 6, 15))
+    assert week[0].weight(*memory_span("2025-06-09", "week")) == 2
+
+
 def test_spans_of_buckets_and_memories():
     assert bucket_span("2026-W23") == (date(2026, 6, 1), date(2026, 6, 7), "week")
     assert bucket_span("2024-02") == (date(2024, 2, 1), date(2024, 2, 29), "month")

@@ -9,7 +9,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from memstore.textdates import _as_event, _may_hold_time, event_time, scan
-from memstore.timeutil import format_ts, occurred_start, parse_occurred, parse_ts
+from memstore.timeutil import (
+    format_ts,
+    iso_week,
+    occurred_start,
+    parse_occurred,
+    parse_ts,
+    time_buckets,
+)
 
 R = "2026-06-10T09:00:00Z"  # a Wednesday in ISO week 24
 NEW_YEAR = "2026-01-02T10:00:00Z"  # a Friday in ISO week 1 of 2026 (which starts on 29 December)
@@ -43,10 +50,10 @@ NEW_YEAR = "2026-01-02T10:00:00Z"  # a Friday in ISO week 1 of 2026 (which start
     ("2024/4/5 にリリース", ("2024-04-05", "day")),
     ("2024年4月3日に契約", ("2024-04-03", "day")),
     ("4月3日に契約した", ("2026-04-03", "day")),
-    # a month or day without a year: the nearest occurrence (here in the future)
+    # a month or day without a year, no tense: the nearest occurrence (here in the future)
     ("the summit on July 3", ("2026-07-03", "day")),
-    ("in December we froze hiring", ("2025-12", "month")),  # 6 months either way: the past
-    ("in August we froze hiring", ("2026-08", "month")),
+    ("in December the hiring freeze", ("2025-12", "month")),  # 6 months either way: the past
+    ("in August the hiring freeze", ("2026-08", "month")),
     # relative to the record time
     ("yesterday the deploy failed", ("2026-06-09", "day")),
     ("the day before yesterday", ("2026-06-08", "day")),
@@ -58,8 +65,8 @@ NEW_YEAR = "2026-01-02T10:00:00Z"  # a Friday in ISO week 1 of 2026 (which start
     ("last Tuesday Bob left", ("2026-06-09", "day")),
     ("last Wednesday Bob left", ("2026-06-03", "day")),  # strictly before the record day
     ("Tuesday last week we met", ("2026-06-02", "day")),
-    ("two weeks ago Bob switched teams", ("2026-05-27", "day")),
-    ("2 weeks ago Bob switched teams", ("2026-05-27", "day")),
+    ("two weeks ago Bob switched teams", ("2026-05-25", "week")),  # the week of 27 May
+    ("2 weeks ago Bob switched teams", ("2026-05-25", "week")),
     ("3 days ago", ("2026-06-07", "day")),
     ("2 hours ago the alert fired", ("2026-06-10", "day")),
     ("a month ago", ("2026-05", "month")),
@@ -67,7 +74,7 @@ NEW_YEAR = "2026-01-02T10:00:00Z"  # a Friday in ISO week 1 of 2026 (which start
     ("a year ago", ("2025", "year")),
     ("last month the bill doubled", ("2026-05", "month")),
     ("last year the bill doubled", ("2025", "year")),
-    ("last week the bill doubled", ("2026-06", "month")),  # 1-7 June: one month holds it
+    ("last week the bill doubled", ("2026-06-01", "week")),  # a week is stored as its Monday
     ("last May we hired two people", ("2026-05", "month")),
     ("last summer we went to Kyoto", ("2025", "year")),  # a season: the year only
     ("昨日の会議でリリース日を決めた", ("2026-06-09", "day")),
@@ -83,14 +90,14 @@ NEW_YEAR = "2026-01-02T10:00:00Z"  # a Friday in ISO week 1 of 2026 (which start
     ("三日前に連絡", ("2026-06-07", "day")),
     ("十日前に連絡", ("2026-05-31", "day")),
     ("３日前に連絡", ("2026-06-07", "day")),
-    ("2週間前に移行", ("2026-05-27", "day")),
+    ("2週間前に移行", ("2026-05-25", "week")),
     ("1ヶ月前に移行", ("2026-05", "month")),
     ("1か月前に移行", ("2026-05", "month")),
     ("一ヶ月前に移行", ("2026-05", "month")),
     ("3年前に入社", ("2023", "year")),
     ("先月の決定", ("2026-05", "month")),
     ("先月の3日に決定", ("2026-05-03", "day")),
-    ("先週に決定", ("2026-06", "month")),
+    ("先週に決定", ("2026-06-01", "week")),
     ("去年は大阪にいた", ("2025", "year")),
     ("昨年の売上", ("2025", "year")),
     ("一昨年の売上", ("2024", "year")),
@@ -121,12 +128,10 @@ NEW_YEAR = "2026-01-02T10:00:00Z"  # a Friday in ISO week 1 of 2026 (which start
     ("tomorrow we deploy", None),
     ("later today we deploy", None),
     ("in 3 days we deploy", None),
-    ("来週リリース", None),
     ("明日リリース", None),
     ("3日後にリリース", None),
     ("for 3 days the site was down", None),
     ("3日間停止した", None),
-    ("this week we deploy", None),
     ("今年はリモート", None),
     ("since 2020 I live in Berlin", None),
     ("by March 3 we must ship", None),
@@ -152,9 +157,9 @@ def test_event_time(text, expected):
     ("yesterday", ("2026-01-01", "day")),
     ("the day before yesterday", ("2025-12-31", "day")),
     ("last month", ("2025-12", "month")),
-    ("last week", ("2025-12", "month")),  # 22-28 December
+    ("last week", ("2025-12-22", "week")),
     ("last year", ("2025", "year")),
-    ("3 weeks ago", ("2025-12-12", "day")),
+    ("3 weeks ago", ("2025-12-08", "week")),
     ("先週の火曜", ("2025-12-23", "day")),
     ("去年の夏", ("2025", "year")),
     ("in December", ("2025-12", "month")),
@@ -168,10 +173,11 @@ def test_event_time_at_the_turn_of_the_year(text, expected):
     assert event_time(text, NEW_YEAR) == expected
 
 
-def test_a_week_across_two_years_has_no_honest_month_or_year():
-    # 29 December 2025 to 4 January 2026
-    assert event_time("last week", "2026-01-07T08:00:00Z") is None
-    assert event_time("先週", "2026-01-07T08:00:00Z") is None
+def test_a_week_across_two_years_is_a_week():
+    # 29 December 2025 to 4 January 2026: found under both years and both months
+    assert event_time("last week", "2026-01-07T08:00:00Z") == ("2025-12-29", "week")
+    assert event_time("先週", "2026-01-07T08:00:00Z") == ("2025-12-29", "week")
+    assert time_buckets("2025-12-29", "week") == ["2025", "2026", "2025-12", "2026-01", "2026-W01"]
 
 
 def test_the_nearest_occurrence_ties_to_the_past():
@@ -211,6 +217,9 @@ _TOKENS = [
     "十", "三", "二十", "ヶ月", "週間", "火曜", "夏", "冬", "２０２０", "İ",
     # abbreviations inside and beside words: the pre-check reads them as words of their own
     "dec", "Dec.", "decided", "benchmark", "mar", "sep", "sept", "JUN", "junior", "oct", "5", "1st",
+    # weeks, tense and recurring dates
+    "before", "after", "coming", "weekly", "Friday", "every", "each", "birthday", "is", "will", "shipped",
+    "speed", "前の週", "来週", "金曜", "毎年", "誕生日は", "した", "します", "予定",
 ]
 _texts = st.one_of(
     st.text(max_size=60),
@@ -225,13 +234,16 @@ _records = st.datetimes(min_value=datetime(1, 1, 1), max_value=datetime(9998, 12
 @given(_texts, _records)
 def test_event_time_is_total_and_never_after_the_record_unless_absolute(text, recorded):
     got = event_time(text, recorded)
-    first = next(scan(text, recorded), None)
+    first = next((e for e in scan(text, recorded) if e.kind != "recurring"), None)
     # the cheap pre-check never hides an expression
     assert got == (_as_event(first) if first is not None else None)
     if got is None:
         return
-    assert parse_occurred(got[0]) == got
-    if first.kind != "absolute":
+    if got[1] == "week":  # its Monday, as --occurred-at names the week
+        assert parse_occurred(iso_week(parse_ts(got[0] + "T00:00:00Z").date())) == got
+    else:
+        assert parse_occurred(got[0]) == got
+    if first.kind not in ("absolute", "future"):  # a yearless date or a week to come may lie ahead
         assert occurred_start(got[0]) <= parse_ts(recorded)
 
 
@@ -255,3 +267,188 @@ def test_the_pre_check_reads_month_abbreviations_as_words(text, may):
     assert _may_hold_time(text) is may
     if may:
         assert event_time(text, R) is not None
+
+
+M = "2026-03-10T09:00:00Z"  # a Tuesday in ISO week 11 (2 to 8 March is week 10)
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("last week we cut the release", ("2026-03-02", "week")),
+    ("this week we cut the release", ("2026-03-09", "week")),
+    ("next week we cut the release", ("2026-03-16", "week")),
+    ("the week before last we cut the release", ("2026-02-23", "week")),
+    ("the week after next", ("2026-03-23", "week")),
+    ("two weeks ago we cut the release", ("2026-02-23", "week")),
+    ("先週リリースした", ("2026-03-02", "week")),
+    ("今週リリース", ("2026-03-09", "week")),
+    ("来週リリース", ("2026-03-16", "week")),
+    ("先々週リリースした", ("2026-02-23", "week")),
+    ("2週間前にリリースした", ("2026-02-23", "week")),
+    ("前の週にリリースした", ("2026-03-02", "week")),
+    ("in the last week we cut two releases", ("2026-03-02", "week")),
+    # a day of a week stays a day
+    ("Tuesday last week we met", ("2026-03-03", "day")),
+    ("先週の火曜に障害", ("2026-03-03", "day")),
+])
+def test_week_phrases_give_week_precision(text, expected):
+    assert event_time(text, M) == expected
+    assert time_buckets(*expected)[-1] == iso_week(parse_ts(expected[0] + "T00:00:00Z").date())
+
+
+def test_the_last_week_of_a_period_is_no_time():
+    assert event_time("discounts in the last week of the quarter", M) is None
+    assert event_time("the last week of March 2024 was busy", M) == ("2024-03", "month")
+
+
+@pytest.mark.parametrize("text", [
+    "Mom's birthday is March 5",
+    "Our anniversary is on June 12",
+    "母の誕生日は3月5日",
+    "Rent is due on the 1st of every month",
+    "every March 5 we renew the domain",
+    "each March 5 the license renews",
+    "毎年3月5日に更新",
+    "毎月5日に支払う",
+    "毎週火曜に定例",
+    "the standup is every Tuesday",
+    "Mom's birthday is March 5; we bought the gift",  # "is" a birthday: a fact, past or not
+])
+def test_a_recurring_date_is_no_event_time(text):
+    assert event_time(text, M) is None
+    assert all(e.kind == "recurring" for e in scan(text, M))
+
+
+def test_a_recurring_date_gives_way_to_a_real_time():
+    # the birthday is skipped, the time after it decides
+    assert event_time("Mom's birthday is March 5; yesterday we bought a gift", M) == ("2026-03-09", "day")
+    # told in the past, a birthday's date is when it was celebrated
+    assert event_time("We celebrated Mom's birthday on March 5", M) == ("2026-03-05", "day")
+    assert event_time("Mom's birthday was last week", M) == ("2026-03-02", "week")
+    assert event_time("Mom's birthday is March 5, 1960", M) == ("1960-03-05", "day")  # a year: one day
+
+
+@pytest.mark.parametrize("text,expected", [
+    # past: the latest one not after the record day
+    ("In May we shipped the new search", ("2025-05", "month")),
+    ("In May the new search was shipped", ("2025-05", "month")),
+    ("In May we did the migration", ("2025-05", "month")),
+    ("It happened in November", ("2025-11", "month")),
+    ("on March 12 we met the auditors", ("2025-03-12", "day")),
+    ("In March we shipped", ("2026-03", "month")),  # this month is not after the record day
+    ("5月に新しい検索を出した", ("2025-05", "month")),
+    ("5月に新しい検索を出しました", ("2025-05", "month")),
+    ("5月は忙しかった", ("2025-05", "month")),
+    ("5月はリリース月だった", ("2025-05", "month")),
+    ("On Friday we shipped the fix", ("2026-03-06", "day")),
+    ("On Tuesday we shipped the fix", ("2026-03-03", "day")),  # strictly before: "today" says today
+    ("金曜にリリースした", ("2026-03-06", "day")),
+    # future: the next one not before the record day
+    ("In January we will ship the new search", ("2027-01", "month")),
+    ("In January we're going to ship", ("2027-01", "month")),
+    ("In January we'll ship", ("2027-01", "month")),
+    ("The offsite is scheduled for June 2", ("2026-06-02", "day")),
+    ("on March 2 we will meet the auditors", ("2027-03-02", "day")),
+    ("1月にリリースする予定", ("2027-01", "month")),
+    ("1月にリリースします", ("2027-01", "month")),
+    ("On Monday we will ship the fix", ("2026-03-16", "day")),
+    ("月曜にリリースします", ("2026-03-16", "day")),
+    # future words win over past ones
+    ("We decided we will ship in January", ("2027-01", "month")),
+    # neither: the nearest occurrence (ties to the past); a weekday alone is not read
+    ("in January the new search", ("2026-01", "month")),
+    ("in August the offsite", ("2026-08", "month")),
+    ("on Friday we deploy", None),
+    ("金曜にリリース", None),
+    # the tense places only dates without a year
+    ("In May 2027 we shipped", ("2027-05", "month")),
+    ("yesterday we will review it", ("2026-03-09", "day")),
+    ("the Tuesday before last we shipped", None),  # not the latest Tuesday
+    ("the speed boost in May", ("2026-05", "month")),  # "speed" is no past tense
+])
+def test_the_tense_places_a_date_without_a_year(text, expected):
+    assert event_time(text, M) == expected
+
+
+@pytest.mark.parametrize("text,expected", [
+    # a plan told in the past names a date to come
+    ("Booked flights to Lisbon, April 18-25.", ("2026-04-18", "day")),
+    ("Atlas v2 has slipped to May 12, testing found blocking bugs.", ("2026-05-12", "day")),
+    ("Kickoff w/ Hoshino Foods moved to Mon Apr 27, same time.", ("2026-04-27", "day")),
+    ("Acme gave a verbal yes! Contract signature expected in May.", ("2026-05", "month")),
+    ("4月1日付で、営業部長が交代しました。", ("2026-04-01", "day")),
+    ("大阪支店は4月から新オフィスに移転しました。", ("2026-04", "month")),
+    ("5月16日に歯の矯正の相談を予約した。", ("2026-05-16", "day")),
+    ("リリース日は7月23日に決定した。", ("2026-07-23", "day")),
+    ("土曜の移行に向けて、チェックリストを読み合わせた。", ("2026-03-14", "day")),
+    # but "moved to" a place is no plan
+    ("We moved to Berlin in May", ("2025-05", "month")),
+    # a weekday needs "on" (に, は, の in Japanese): names and habits are not days
+    ("We get the Sunday Globe delivered to the house.", None),
+    ("I was wrong, the board meets on the second Wednesday.", None),
+    ("Board voted Raj in as HOA president on Tuesday.", ("2026-03-03", "day")),
+    ("娘は水曜日に英語塾に通っています。", None),  # ています: a habit, not the future
+    ("資源ごみの回収は木曜じゃなくて金曜だった。", None),
+    # a corrected birthday is still a birthday
+    ("Correction: Dad's birthday is Oct 21, not the 12th.", None),
+    ("清水さんの誕生日、3月13日だった。勘違いしてた。", None),
+])
+def test_the_tense_in_what_people_write(text, expected):
+    assert event_time(text, M) == expected
+
+
+def test_questions_keep_reading_the_past():
+    # a question's month is its latest occurrence, whatever its tense; a weekday alone is no cue
+    assert [e.value for e in scan("what will we ship in May?", M, query=True)] == ["2025-05"]
+    assert list(scan("what did we ship on Friday?", M, query=True)) == []
+
+
+@pytest.mark.parametrize("text, may", [
+    ("the weekly standup moved to room 4", False),  # "week" in a word: no grammar
+    ("weekend plans", False),
+    ("this week we ship", True),
+    ("next\nweek we ship", True),
+    ("the week after next", True),
+    ("火曜にリリースした", True),
+])
+def test_the_pre_check_reads_week_phrases(text, may):
+    assert _may_hold_time(text) is may
+    if may:
+        assert event_time(text, M) is not None
+
+
+# --- through the command line ---------------------------------------------------------------
+
+W = "2026-03-04T10:00:00Z"  # a Wednesday in ISO week 10: last week is 23 February to 1 March
+
+
+def test_remember_last_week_then_recall_it_by_week(ms):
+    mid = ms("remember", "Last week we rotated the staging keys", now=W).out.strip()
+    other = ms("remember", "We rotated the production keys", now=W).out.strip()  # no time: now
+    stored = ms("show", mid, "--json", now=W).json()["memory"]
+    assert (stored["occurred_at"], stored["precision"], stored["time_buckets"]) == (
+        "2026-02-23", "week", ["2026", "2026-02", "2026-03", "2026-W09"])
+
+    def found(*during: str) -> list[str]:
+        args = [a for d in during for a in ("--during", d)]
+        r = ms("recall", "rotated keys", *args, "--json", "--no-touch", now=W)
+        assert (r.rc, r.err) == (0, "")
+        return [x["id"] for x in r.json()["results"]]
+
+    assert found("2026-W09") == [mid]
+    assert found("last week") == [mid]
+    assert found("先週") == [mid]
+    assert found("2026-W10") == [other]  # the record time's week
+    assert mid in found("2026-02") and mid in found("2026-03")  # it touches both months
+    assert found("2026-02-25") == []  # a week memory is in no single day
+
+
+def test_remember_a_birthday_keeps_the_record_time(ms):
+    mid = ms("remember", "Mom's birthday is March 5", now=W).out.strip()
+    stored = ms("show", mid, "--json", now=W).json()["memory"]
+    assert (stored["occurred_at"], stored["precision"]) == ("2026-03-04T10:00Z", "minute")
+
+
+def test_remember_in_may_we_shipped_is_last_may(ms):
+    mid = ms("remember", "In May we shipped the new search", now=W).out.strip()
+    stored = ms("show", mid, "--json", now=W).json()["memory"]
+    assert (stored["occurred_at"], stored["precision"]) == ("2025-05", "month")

@@ -106,7 +106,15 @@ def test_parse_during_new_cues(value, bucket):
     assert parse_during(value, NOW) == bucket
 
 
-@pytest.mark.parametrize("value", ["next week", "2020 units", "last resort", "2019 and 2020", "last winter"])
+def test_parse_during_names_weeks_to_come():
+    assert parse_during("next week", NOW) == "2026-W25"
+    assert parse_during("来週", NOW) == "2026-W25"
+    assert parse_during("the week after next", NOW) == "2026-W26"
+    assert parse_during("the week before last", NOW) == "2026-W22"
+    assert find_cues("what is planned for next week?", NOW) == []  # in a question, no cue
+
+
+@pytest.mark.parametrize("value", ["tomorrow", "2020 units", "last resort", "2019 and 2020", "last winter"])
 def test_parse_during_refuses(value):
     with pytest.raises(UsageError, match=r"is not a time I understand"):
         parse_during(value, NOW)

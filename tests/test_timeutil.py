@@ -77,6 +77,9 @@ def test_parse_instant_names_the_option():
     ("7 Jun 2020 10:15", ("2020-06-07T10:15Z", "minute")),
     ("0999", ("0999", "year")),
     ("9999", ("9999", "year")),
+    ("2026-W09", ("2026-02-23", "week")),  # a week is stored as its Monday
+    ("2026-W01", ("2025-12-29", "week")),
+    ("2020-W53", ("2020-12-28", "week")),
 ])
 def test_parse_occurred_keeps_precision(text, expected):
     assert parse_occurred(text) == expected
@@ -88,6 +91,8 @@ def test_parse_occurred_keeps_precision(text, expected):
     ("2020-13", "--occurred-at '2020-13' has no month 13; use YYYY-MM with 01..12"),
     ("2021-02-29", "--occurred-at '2021-02-29' is not a calendar day; use YYYY-MM-DD"),
     ("later", "--occurred-at 'later' is not a date/time; use ISO 8601, e.g. 2026-06-07T09:30:00Z"),
+    ("2025-W53", "--occurred-at '2025-W53' is not an ISO week; use YYYY-Www with 01..52 or 53"),
+    ("2026-W00", "--occurred-at '2026-W00' is not an ISO week; use YYYY-Www with 01..52 or 53"),
 ])
 def test_parse_occurred_rejects(text, message):
     with pytest.raises(UsageError) as info:
@@ -103,6 +108,11 @@ def test_parse_occurred_rejects(text, message):
     ("2021-01-03", "day", ["2021", "2021-01", "2021-01-03", "2020-W53"]),  # ISO week belongs to 2020
     ("2024-12-30", "day", ["2024", "2024-12", "2024-12-30", "2025-W01"]),
     ("0500-01-01", "day", ["0500", "0500-01", "0500-01-01", "0499-W53"]),
+    # a week: itself and each month and year it touches
+    ("2026-06-01", "week", ["2026", "2026-06", "2026-W23"]),
+    ("2026-02-23", "week", ["2026", "2026-02", "2026-03", "2026-W09"]),
+    ("2025-12-29", "week", ["2025", "2026", "2025-12", "2026-01", "2026-W01"]),
+    ("9999-12-27", "week", ["9999", "9999-12", "9999-W52"]),  # runs past the end of the calendar
 ])
 def test_time_buckets(occurred, precision, buckets):
     assert time_buckets(occurred, precision) == buckets
@@ -111,7 +121,7 @@ def test_time_buckets(occurred, precision, buckets):
 @pytest.mark.parametrize("occurred,start", [
     ("2020", datetime(2020, 1, 1, tzinfo=UTC)),
     ("2020-06", datetime(2020, 6, 1, tzinfo=UTC)),
-    ("2020-06-07", datetime(2020, 6, 7, tzinfo=UTC)),
+    ("2020-06-07", datetime(2020, 6, 7, tzinfo=UTC)),  # a day, or the Monday of a week
     ("2020-06-07T08:15Z", datetime(2020, 6, 7, 8, 15, tzinfo=UTC)),
 ])
 def test_occurred_start(occurred, start):

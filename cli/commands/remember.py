@@ -52,8 +52,8 @@ def run(
     actor: Annotated[list[str] | None, typer.Option(help="A person or agent involved (repeatable).")] = None,
     outcome: Annotated[str | None, typer.Option(help="positive, negative or pending.")] = None,
     occurred_at: Annotated[str | None, typer.Option(
-        "--occurred-at", metavar="TIME", help="When it happened: 2020, 2020-06, 2020-06-07 or a full time. "
-        "Default: --now.")] = None,
+        "--occurred-at", metavar="TIME", help="When it happened: 2020, 2020-06, 2020-W23 "
+        "(a week), 2020-06-07 or a full time. Default: the time the text states, else --now.")] = None,
     importance: Annotated[str | None, _axis("importance", "how much it matters")] = None,
     urgency: Annotated[str | None, _axis("urgency", "how soon it matters (half-life 7 days)")] = None,
     risk: Annotated[str | None, _axis("risk", "cost of forgetting it")] = None,

@@ -140,10 +140,10 @@ def _graph(ix, seeds: list[Memory], within, limit: int) -> list[int]:
 
 
 def _period(m: Memory) -> list[str]:
-    """The narrowest of a memory's time buckets: its day, else month, else year."""
+    """The narrowest of a memory's time buckets: its day, else week, else month, else year."""
     if not m.time_buckets:
         return []
-    return [max(m.time_buckets, key=lambda b: (len(b) if "-W" not in b else 0, b))]
+    return [max(m.time_buckets, key=lambda b: (len(b) if "-W" not in b else 8.5, b))]
 
 
 def recall(req: Request, ix, *, now: str, config) -> dict:

@@ -62,6 +62,7 @@ class Window:
     end: date
     slack: int  # days either side that count at the lower weight
     phrase: str
+    week: str | None = None  # the ISO week a week phrase named: memories known only to the week carry no day
 
     def weight(self, first: date, last: date) -> int:
         """2: the span [first, last] meets the core; 1: only the slack; 0: neither."""
@@ -109,7 +110,8 @@ def windows(text: str, now: str) -> list[Window]:
         first, last, unit = span
         if expr.kind == "current":  # "this month": so far
             last = min(last, today)
-        found.append((expr.start, Window(first, last, _SLACK[unit], text[expr.start:expr.end])))
+        week = expr.value if unit == "week" else None
+        found.append((expr.start, Window(first, last, _SLACK[unit], text[expr.start:expr.end], week)))
     found.sort(key=lambda f: f[0])
     out: list[Window] = []
     for _at, w in found:
@@ -159,6 +161,9 @@ def memory_span(occurred_at: str, precision: str) -> tuple[date, date] | None:
             span = bucket_span(occurred_at[:4])
         elif precision == "month":
             span = bucket_span(occurred_at[:7])
+        elif precision == "week":  # stored as its Monday
+            d = date.fromisoformat(occurred_at[:10])
+            return d, _shift(d, 6)
         else:
             d = date.fromisoformat(occurred_at[:10])
             return d, d
@@ -172,11 +177,13 @@ NARROW = 10  # days: a window this short is read whole (semantic matches too), n
 
 def buckets(ws: list[Window], slack: bool = True) -> list[str]:
     """Index time buckets for the windows: a whole month or year as itself (memories known
-    only to the month carry no day), any other span as its days; with ``slack``, the days
-    of the slack beside it too."""
+    only to the month carry no day), any other span as its days, a week phrase's days and
+    its week; with ``slack``, the days of the slack beside it too."""
     out: list[str] = []
     for w in ws:
         out += _cover(w.start, w.end)
+        if w.week:
+            out.append(w.week)
         if slack and w.slack:
             out += _days(_shift(w.start, -w.slack), _shift(w.start, -1))
             out += _days(_shift(w.end, 1), _shift(w.end, w.slack))
