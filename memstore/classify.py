@@ -67,16 +67,37 @@ _HINT = re.compile(r"never|must|under no|do(?:n|\snot)|always|cr(?:itical|ucial)
                    r"|allerg|anaphyla|security|vulnerab"
                    r"|絶対|必ず|決して|厳禁|禁止|重要|アレルギー|危険|脆弱性")
 
-# Words that mark a memory as important: absolute rules and explicit emphasis. "always",
-# "do not" and "don't" count only as an imperative (at the start of a sentence): "I always
-# take the bus" is a habit, "Always tag releases" a rule. "never mind" and a negated
-# "not important" are not cues. English and Japanese. Lowercase: matched on text.lower().
+# Words that mark a memory as important: a rule stated as one, or explicit emphasis. Only
+# their normative uses count: "never" as an obligation ("Never store card numbers", "we
+# must never", "the primary is never restarted"), not as a report ("I've never been", "the
+# build never finished"); "must" as an obligation, not a guess ("it must have been the
+# cache", "you must be tired"); "always", "do not" and "don't" as an imperative opening a
+# sentence ("Always tag releases", not "I always take the bus" nor "Don't know why");
+# "critical", "crucial" and "important" as a label ("Important: ...") or a rule ("it is
+# important to/that ...", not a question), not as a description ("the important thing was
+# the food", "critical path analysis"); 「重要」 as a label or a rule (「重要：」「…ことが重要」),
+# not 「重要な会議」 or 「重要業績評価指標」; 「絶対」 not in 「絶対値」「絶対パス」. "never mind" and
+# a negated "not important" are not cues. English and Japanese. Lowercase: matched on
+# text.lower().
+_START = r"(?:^|(?<=[.!?;:\n]))\s*"
+_PAST = (r"(?:\w+[^e\W]ed|\w+ied|been|had|did|got|gotten|went|gone|came|saw|seen|heard|knew|known"
+         r"|made|took|taken|gave|given|thought|found|told|said|ran|won|wrote|written|became|began"
+         r"|begun|understood|showed|shown|felt|left|met|paid|sent|kept|bought|brought|caught)\b")
+_EMPHASIS = r"(?:very |really |extremely |absolutely |super |most |so )?"
 _IMPORTANT = (
-    rf"\bnever\b(?!\s+mind)|\bmust(?:n{_APOS}?t)?\b|\bunder no circumstances\b"
-    rf"|\bdon{_APOS}?t ever\b|\bdo not ever\b"
-    rf"|(?:^|(?<=[.!?;:\n]))\s*(?:always|do not|don{_APOS}?t)\b"
-    rf"|(?<!not )(?<!n't )(?<!n\u2019t )\b(?:critical|crucial|important)\b"
-    r"|絶対|必ず|決して|厳禁|禁止|重要(?!では|じゃ|でな)"
+    r"(?:(?<=\bis )|(?<=\bare )|(?<=\bbe ))never\b(?!\s+mind\b)|"
+    rf"(?<!have )(?<!{_APOS}ve )(?<!has )(?<!had )(?<!was )(?<!were )"
+    rf"\bnever\b(?!\s+(?:mind\b|(?:ever\s+)?{_PAST}))"
+    rf"|\bmust(?:n{_APOS}?t)?\b(?!\s+(?:not\s+)?(?:have\s+{_PAST}|be\s+(?:joking|kidding|nice|tired|hard"
+    rf"|fun|great|lovely|exhausted|exhausting|annoying|frustrating|so|really|a\s+mistake)\b))"
+    rf"|\bunder no circumstances\b|\bdon{_APOS}?t ever\b|\bdo not ever\b"
+    rf"|{_START}(?:always|(?:do not|don{_APOS}?t)\b(?!\s+(?:know|think|remember|care|worry|understand"
+    rf"|mind|feel|see|get|have|like|want|need|recall|believe|really|even|quite)\b))\b"
+    rf"|{_START}{_EMPHASIS}(?:critical|crucial|important)\s*[:!\-\u2013\u2014]"
+    rf"|\b(?:is|{_APOS}s|are|{_APOS}re|remains?)\s+{_EMPHASIS}(?:critical|crucial|important)"
+    rf"(?:\s+(?:to|that)\b|\s*:)[^?\n]*(?:$|[.!;\n])"
+    r"|絶対(?!値|パス|温度|音感|的|評価|量)|必ず|決して|厳禁|禁止"
+    r"|(?:^|(?<=[。！!\n]))\s*[【\[［]?\s*重要\s*(?:[:：】\]］!！]|事項)|(?:こと|の)(?:が|は)(?:最も|とても|非常に|極めて)?重要"
 )
 
 # Words that mark a memory as risky to forget: a health risk or a security hole. A mention

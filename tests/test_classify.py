@@ -138,6 +138,56 @@ def test_cue_words(expected, text):
             a: v for a, v in base.as_dict().items() if a not in ("importance", "risk")}
 
 
+# Cue words protect only as rules: an obligation, a prohibition, an imperative, a label or
+# "it is important to ...". The same words describing something do not.
+RULES = [
+    "Never store card numbers in logs", "You must rotate the keys every 90 days",
+    "Always tag releases", "We must never deploy on Fridays", "Passwords must be at least 12 characters",
+    "It is important to back up before an upgrade", "It's critical that we rotate the keys",
+    "This is critical: back up first", "Important: the VPN changes", "Critical: never restart the primary",
+    "Do not reply to that thread", "You mustn't skip review", "The primary is never restarted by hand",
+    "本番DBは絶対に直接触らない", "必ずレビューを通すこと", "本番での作業は厳禁", "土曜の出社は禁止",
+    "重要：請求は月末", "【重要】パスワードは共有しない", "バックアップを取ることが重要だ",
+    "決して本番DBを直接触らない",
+]
+DESCRIPTIONS = [
+    "The important thing about the offsite was the food", "Critical path analysis is a scheduling method",
+    "It's crucial that you liked the movie?", "That was an important meeting", "a critical bug in the parser",
+    "I have never been to Paris", "I've never seen that error", "The build never finished",
+    "It must have been the cache", "You must be tired", "Don't know what happened there",
+    "Don't worry about it", "Code review is important", "It was crucial to the plot",
+    "KPIとは重要業績評価指標のことである", "重要な会議だった", "重要なのは食事だった", "絶対値を取る",
+    "絶対パスで指定した",
+]
+
+
+@pytest.mark.parametrize("text", RULES)
+def test_a_rule_is_protected(text):
+    c = classify(text)
+    assert c.cue == "importance" and c.prior.importance == CUE >= PROTECT
+
+
+@pytest.mark.parametrize("text", DESCRIPTIONS)
+def test_a_description_is_not_protected(text):
+    c = classify(text)
+    assert c.cue is None and c.prior.importance < PROTECT and c.prior.risk < PROTECT
+
+
+@pytest.mark.parametrize("expected,text", [(k, t) for k, texts in CUED.items() for t in texts])
+def test_cue_words(expected, text):
+    assert cue(text) == expected
+    c = classify(text)
+    assert c.cue == expected
+    base = PRIORS[c.kind]
+    if expected is None:
+        assert c.prior == base
+    else:
+        assert c.prior.importance == CUE >= PROTECT
+        assert c.prior.risk == (CUE if expected == "risk" else base.risk)
+        assert {a: v for a, v in c.prior.as_dict().items() if a not in ("importance", "risk")} == {
+            a: v for a, v in base.as_dict().items() if a not in ("importance", "risk")}
+
+
 def test_a_cue_protects_and_a_kind_does_not():
     assert classify("We decided to freeze deploys this week").prior.importance < PROTECT
     assert classify("We must never deploy on Fridays").prior.importance >= PROTECT
