@@ -165,6 +165,8 @@ PRIOR = {
     "preference": (0.6, 0.2, 0.4, 0.5, 0.7, 0.8, 0.6),
     "definition": (0.65, 0.2, 0.4, 0.6, 0.2, 0.7, 0.5),
     "fact": (0.65, 0.3, 0.5, 0.6, 0.3, 0.6, 0.5),
+    "procedure": (0.65, 0.3, 0.5, 0.4, 0.2, 0.8, 0.9),
+    "plan": (0.6, 0.8, 0.4, 0.6, 0.3, 0.4, 0.85),
     "disambiguation": (0.5,) * 7,
     "note": (0.5,) * 7,
 }
@@ -179,6 +181,12 @@ PRIOR = {
     ("SLOとはサービスレベル目標のことである", "definition", "long"),
     ("Here prod means the EU cluster", "disambiguation", "short"),
     ("Call the plumber about the leak", "note", "short"),
+    # a lasting fact said once is long-term; what happened today is a note
+    ("The staging DB listens on port 5433", "fact", "long"),
+    ("妹の名前はアナです", "fact", "long"),
+    ("To rotate the keys, run rotate.sh then restart the gateway", "procedure", "long"),
+    ("We are planning to hire two engineers next quarter", "plan", "long"),
+    ("Met Maria about billing today", "note", "short"),
 ])
 def test_classifier_sets_kind_tier_and_salience(ms, text, kind, tier):
     [m] = ms("remember", text, "--json").jsonl()
