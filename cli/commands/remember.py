@@ -12,10 +12,14 @@ from ..output import emit_jsonl, note, out
 
 HELP = """Store a memory: text as an argument or on stdin.
 
-The text is classified without a model (English and Japanese): preferences and
-decisions become long-term memories with salience 0.8, definitions long-term
-with 0.65, disambiguations and everything else short-term (14-day TTL), and
-greetings are not stored (--keep stores them anyway). Options override the
+The text is classified without a model (English and Japanese): decisions,
+preferences, definitions, lasting facts (names and relations, birthdays, where
+someone lives or works, health, hosts, ports, versions, settings, recurring
+schedules), how-tos and scheduled plans become long-term memories;
+disambiguations and everything else, such as what happened today, short-term
+(14-day TTL); greetings are not stored (--keep stores them anyway). A rule
+("never", "must", "Always ...", "Important: ...", 「絶対」, 「必ず」) or a risk
+(an allergy, a security hole) protects a memory from decay. Options override the
 classifier. The same text (with the same subject and domain) again reinforces
 the existing memory instead of adding a copy; the same --key again is a no-op
 that prints the same id.
