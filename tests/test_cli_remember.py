@@ -166,6 +166,8 @@ PRIOR = {
     "preference": (0.6, 0.2, 0.4, 0.5, 0.7, 0.8, 0.6),
     "definition": (0.65, 0.2, 0.4, 0.6, 0.2, 0.7, 0.5),
     "fact": (0.65, 0.3, 0.5, 0.6, 0.3, 0.6, 0.5),
+    "procedure": (0.65, 0.3, 0.5, 0.4, 0.2, 0.8, 0.9),
+    "plan": (0.6, 0.8, 0.4, 0.6, 0.3, 0.4, 0.85),
     "disambiguation": (0.5,) * 7,
     "note": (0.5,) * 7,
 }
@@ -180,6 +182,12 @@ PRIOR = {
     ("SLOとはサービスレベル目標のことである", "definition", "long"),
     ("Here prod means the EU cluster", "disambiguation", "short"),
     ("Call the plumber about the leak", "note", "short"),
+    # a lasting fact said once is long-term; what happened today is a note
+    ("The staging DB listens on port 5433", "fact", "long"),
+    ("妹の名前はアナです", "fact", "long"),
+    ("To rotate the keys, run rotate.sh then restart the gateway", "procedure", "long"),
+    ("We are planning to hire two engineers next quarter", "plan", "long"),
+    ("Met Maria about billing today", "note", "short"),
 ])
 def test_classifier_sets_kind_tier_and_salience(ms, text, kind, tier):
     [m] = ms("remember", text, "--json").jsonl()
@@ -199,14 +207,15 @@ def test_help_states_the_composite_salience_each_kind_gets(ms, cli):
     said = {}
     for text, kind in (("I prefer tea over coffee", "preference"), ("We decided to move billing to Postgres",
                                                                       "decision"),
-                       ("Kafka is a distributed log", "definition"), ("Call the plumber about the leak", "note")):
+                       ("Kafka is a distributed log", "definition"), ("Call the plumber about the leak", "note"),
+                       ("The staging DB listens on port 5433", "fact")):
         [m] = ms("remember", text, "--json").jsonl()
         assert m["memory"]["kind"] == kind
         said[kind] = f"{composite(Salience(**m['memory']['salience']), m['memory']['confidence'], weights):.2f}"
-    assert said == {"preference": "0.56", "decision": "0.60", "definition": "0.50", "note": "0.50"}
+    assert said == {"preference": "0.56", "decision": "0.60", "definition": "0.50", "note": "0.50", "fact": "0.52"}
     text = " ".join(cli("remember", "--help").out.split())
-    assert ("a person's preference has composite salience 0.56, a decision 0.60, a definition and "
-            "everything else 0.50") in text
+    assert ("a person's preference has composite salience 0.56, a decision 0.60, a plan 0.57, a procedure "
+            "0.58, a fact 0.52, a definition and everything else 0.50") in text
     assert "raises importance (and risk, for a risk word) to 0.8" in text
     [m] = ms("remember", "Never deploy on Fridays", "--json").jsonl()
     assert m["memory"]["salience"]["importance"] == 0.8

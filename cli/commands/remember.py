@@ -12,13 +12,19 @@ from ..output import emit_jsonl, note, out
 
 HELP = """Store a memory: text as an argument or on stdin.
 
-The text is classified without a model (English and Japanese): preferences,
-decisions and definitions become long-term memories, disambiguations and
-everything else short-term (14-day TTL), and greetings are not stored (--keep
-stores them anyway). The kind brings a prior for each salience axis: a person's
-preference has composite salience 0.56, a decision 0.60, a definition and
-everything else 0.50. A cue word ("never", "must", an allergy) raises importance
-(and risk, for a risk word) to 0.8. Options override the classifier. The same text (with the same subject and domain) again reinforces
+The text is classified without a model (English and Japanese): decisions,
+preferences, definitions, lasting facts (names and relations, birthdays, where
+someone lives or works, health, hosts, ports, versions, settings, recurring
+schedules), how-tos and scheduled plans become long-term memories;
+disambiguations and everything else, such as what happened today, short-term
+(14-day TTL); greetings are not stored (--keep stores them anyway). The kind
+brings a prior for each salience axis: a person's preference has composite
+salience 0.56, a decision 0.60, a plan 0.57, a procedure 0.58, a fact 0.52, a
+definition and everything else 0.50. A rule
+("never", "must", "Always ...", "Important: ...", 「絶対」, 「必ず」) or a risk
+(an allergy, a security hole) raises importance (and risk, for a risk word) to
+0.8, which protects a memory from decay and expiry. Options override the
+classifier. The same text (with the same subject and domain) again reinforces
 the existing memory instead of adding a copy; the same --key again is a no-op
 that prints the same id.
 
