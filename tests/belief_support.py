@@ -238,19 +238,26 @@ def _check(rc: int, out: str, err: str, what: str) -> str:
 
 
 def run_set(store: Path, *, embedder: str = "hashing", data: Path = DATA, progress=None,
-            lifecycle: bool = True) -> Report:
+            lifecycle: bool = True, rules_off: tuple[str, ...] = ()) -> Report:
     """Replay the whole set into a new store at ``store``; see the module docstring. The
     embedding and key caches are the run's own, so the figures never depend on what a
-    user's cache holds (entries another build or rule wrote)."""
+    user's cache holds (entries another build or rule wrote). ``rules_off``: recall.rules
+    switched off in the store's memstore.toml (the ablation of one recall rule)."""
     if embedder not in EMBEDDERS:
         raise ValueError(f"embedder {embedder!r}: use one of {', '.join(EMBEDDERS)}")
     with tempfile.TemporaryDirectory(prefix="memstore-beliefs-cache-") as cache, cache_env(cache):
-        return _run_set(store, embedder, data, progress, lifecycle)
+        return _run_set(store, embedder, data, progress, lifecycle, rules_off)
 
 
-def _run_set(store: Path, embedder: str, data: Path, progress, lifecycle: bool = True) -> Report:
+def rules_toml(off) -> str:
+    """A memstore.toml table that switches these recall.rules off."""
+    return "[recall.rules]\n" + "".join(f"{name} = false\n" for name in off) if off else ""
+
+
+def _run_set(store: Path, embedder: str, data: Path, progress, lifecycle: bool = True,
+             rules_off: tuple[str, ...] = ()) -> Report:
     start = time.monotonic()
-    make_store(store, EMBEDDERS[embedder])
+    make_store(store, EMBEDDERS[embedder] + rules_toml(rules_off))
     updates, stables, fillers = load_set(data)
     writes: list[tuple[int, str]] = []
     for u in updates:
