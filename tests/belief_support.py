@@ -6,7 +6,7 @@ Shared by tests/test_belief_updates.py (hashing embedder) and bench/beliefs.py (
 ONE store, in day order (day 0 = 2026-03-01): each day with memories is one
 ``remember --jsonl - --now DAYT10:00:00Z`` of {"text": ...} lines (no kind, no subject),
 and every night from day 0 to the last day a ``consolidate --now DAY+1T00:00:00Z``, like a
-nightly cron. The other scenarios and the fillers are the unrelated memories in between.
+nightly cron (none with ``lifecycle=False``: the ablation). The other scenarios and the fillers are the unrelated memories in between.
 Then, at noon of the day after the last, one ``recall --batch - --no-touch --json`` asks
 every scenario's and every stable fact's query (k 10). The report reads the answers, the
 log (supersede and conflict events) and ``export`` (statuses).
@@ -237,19 +237,27 @@ def _check(rc: int, out: str, err: str, what: str) -> str:
     return out
 
 
-def run_set(store: Path, *, embedder: str = "hashing", data: Path = DATA, progress=None) -> Report:
+def run_set(store: Path, *, embedder: str = "hashing", data: Path = DATA, progress=None,
+            lifecycle: bool = True, rules_off: tuple[str, ...] = ()) -> Report:
     """Replay the whole set into a new store at ``store``; see the module docstring. The
     embedding and key caches are the run's own, so the figures never depend on what a
-    user's cache holds (entries another build or rule wrote)."""
+    user's cache holds (entries another build or rule wrote). ``rules_off``: recall.rules
+    switched off in the store's memstore.toml (the ablation of one recall rule)."""
     if embedder not in EMBEDDERS:
         raise ValueError(f"embedder {embedder!r}: use one of {', '.join(EMBEDDERS)}")
     with tempfile.TemporaryDirectory(prefix="memstore-beliefs-cache-") as cache, cache_env(cache):
-        return _run_set(store, embedder, data, progress)
+        return _run_set(store, embedder, data, progress, lifecycle, rules_off)
 
 
-def _run_set(store: Path, embedder: str, data: Path, progress) -> Report:
+def rules_toml(off) -> str:
+    """A memstore.toml table that switches these recall.rules off."""
+    return "[recall.rules]\n" + "".join(f"{name} = false\n" for name in off) if off else ""
+
+
+def _run_set(store: Path, embedder: str, data: Path, progress, lifecycle: bool = True,
+             rules_off: tuple[str, ...] = ()) -> Report:
     start = time.monotonic()
-    make_store(store, EMBEDDERS[embedder])
+    make_store(store, EMBEDDERS[embedder] + rules_toml(rules_off))
     updates, stables, fillers = load_set(data)
     writes: list[tuple[int, str]] = []
     for u in updates:
@@ -283,8 +291,9 @@ def _run_set(store: Path, embedder: str, data: Path, progress) -> Report:
                 if i != mid(t):
                     mismatches.append(f"{t!r}: printed {i}, expected {mid(t)}")
         final_now = f"{day_iso(day + 1)}T00:00:00Z"
-        _check(*cli(*base, "consolidate", "--now", final_now), f"consolidate night {day}")
-        consolidates += 1
+        if lifecycle:
+            _check(*cli(*base, "consolidate", "--now", final_now), f"consolidate night {day}")
+            consolidates += 1
         if progress:
             progress(day, last)
 

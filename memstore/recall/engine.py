@@ -158,12 +158,13 @@ def recall(req: Request, ix, *, now: str, config) -> dict:
 
 def _recall(req: Request, ix, *, now: str, config) -> dict:
     rc = config["recall"]
+    on = rc["rules"]  # each ranking rule below can be taken out alone (benchmarks: recall.rules)
     depth = max(30, req.k * 3)
     pruned = prune(ix.lexical, _cues(req))
     within = pruned.query
     text_cues = timecues.find_cues(req.query, now)
-    wins = timewindow.windows(req.query, now)
-    shape = decompose.split(req.query)
+    wins = timewindow.windows(req.query, now) if on["time_windows"] else []
+    shape = decompose.split(req.query) if on["decomposition"] else decompose.Decomposed("single")
     named = timewindow.buckets(wins, slack=False) if wins else text_cues  # the time itself, no slack
     if named and _broad(ix, named, pruned.full_scan):
         # "this year" in a store that holds only this year tells nothing: no time voice, no boost
@@ -194,8 +195,9 @@ def _recall(req: Request, ix, *, now: str, config) -> dict:
         # a narrow window is read whole ("last Saturday": that day's turns may share no word
         # with the question); in a month, only its lexical matches lead
         whole = qvecs is not None and timewindow.narrow(wins)
+        matched = [*voices.get("lexical", [])[:MATCHED], *voices.get("semantic", [])[:MATCHED]]
         voices["temporal"] = _temporal(ix, req.query, tiers, within, depth, now, qvecs[0] if whole else None,
-                                       matched=[*voices.get("lexical", [])[:MATCHED], *voices.get("semantic", [])[:MATCHED]])
+                                       matched=matched if on["recency_of_matches"] else None)
     if "graph" in req.voices:
         seeds_seqs = list(dict.fromkeys(
             s for pair in zip(voices.get("lexical", [])[:3], voices.get("semantic", [])[:3], strict=False)
@@ -211,14 +213,14 @@ def _recall(req: Request, ix, *, now: str, config) -> dict:
             part = req.query if name == "lexical" else shape.parts[int(name.split(".")[1]) - 1]
             scale[name] = ix.lexical.coverage(part, ranked)
     for name, ranked in voices.items():
-        if name.startswith("semantic") and ranked:
+        if name.startswith("semantic") and ranked and on["informative"]:
             # an embedder finds a short remark ("Any time. Talk soon!") near every question: a
             # semantic hit counts by how much it says
             scale[name] = _informative(ix, ranked)
     fused = fuse.rrf(voices, weights, rc["rrf_k"], scale or None)
     # only the best-fused candidates are worth fetching and scoring
     pool = sorted(fused, key=lambda s: (-fused[s], s))[: max(60, req.k * 6)]
-    if req.as_of is None:
+    if req.as_of is None and on["replacements"]:
         # what replaced a matching memory answers the question it matched (the graph's
         # supersede edge, followed at once so that the replacement is not left to chance)
         for seq, of in _replacements(ix, pool[:REPLACEMENT_SEEDS]).items():
@@ -230,7 +232,7 @@ def _recall(req: Request, ix, *, now: str, config) -> dict:
     abstractions = ix.records.get(sorted({m.abstracted_by for m in records.values() if m.abstracted_by}))
     scored: dict[int, float] = {}
     why: dict[int, dict] = {}
-    exact = normalize_text(req.query) if len(req.query) >= 8 else None
+    exact = normalize_text(req.query) if len(req.query) >= 8 and on["exact_text"] else None
     for seq in pool:
         base = fused[seq]
         m = records.get(seq)
@@ -248,7 +250,7 @@ def _recall(req: Request, ix, *, now: str, config) -> dict:
             status_factor *= REPO  # the repo an agent works in ranks first
         if wins:
             status_factor *= _in_window(m, wins)  # a time the question names weighs, never filters
-        question = _bare_question(m.text)
+        question = on["question_half"] and _bare_question(m.text)
         if question:
             status_factor *= QUESTION  # e5 puts a question near any question; it rarely answers one
         scored[seq] = base * sal_factor * status_factor
@@ -256,13 +258,13 @@ def _recall(req: Request, ix, *, now: str, config) -> dict:
             why[seq] = {"rrf": round(base, 6), "salience": round(eff, 4),
                         "salience_factor": round(sal_factor, 4), "status_factor": status_factor,
                         **({"question": True} if question else {})}
-    lifted = _context(ix, req, scored, records, within, now)
+    lifted = _context(ix, req, scored, records, within, now) if on["session_neighbours"] else {}
     say = _informative_records(records, [s for s in lifted if not _asks(records[s].text)])
     for seq, of in lifted.items():
         # a neighbour counts by how much it says: "Quiet and leafy, a bakery on the corner"
         # answers "How's the new neighbourhood?"; "That sounds lovely." answers nothing
         lift = CONTEXT * say.get(seq, 1.0)  # a question next to its answer is half the fact
-        if _bare_question(records[seq].text) and records[seq].actors == records[of].actors:
+        if on["question_half"] and _bare_question(records[seq].text) and records[seq].actors == records[of].actors:
             lift *= QUESTION  # ... when someone else asked it: one's own next request is another topic
         if scored[of] * lift <= scored.get(seq, 0.0):
             continue
@@ -276,7 +278,8 @@ def _recall(req: Request, ix, *, now: str, config) -> dict:
     newer: dict[int, int] = {}  # {older: what updates it}: diversity never puts the older first
     if req.as_of is None:
         floor = lambda a, b: update_cosine(config, ix.embedder, a, b)  # noqa: E731
-        stale, changed = _stale([records[s] for s in order[: min(req.k, UPDATE_DEPTH) * 2]], vecs, floor)
+        stale, changed = _stale([records[s] for s in order[: min(req.k, UPDATE_DEPTH) * 2]], vecs, floor,
+                                SLACK if on["update_slack"] else 0.0)
         # what updates a matching memory answers the question it matched (as a superseding
         # memory does, _replacements): it takes the older one's score, in time order so that
         # a chain carries it to the newest; then the older one is halved
@@ -284,17 +287,17 @@ def _recall(req: Request, ix, *, now: str, config) -> dict:
             by, _why, lift = stale[seq]
             if lift:
                 newer[seq] = by
-            if lift and scored[by] < scored[seq]:
+            if lift and on["update_lift"] and scored[by] < scored[seq]:
                 scored[by] = scored[seq]
                 if req.explain:
                     why[by]["lifted_by"] = records[seq].id
-        for seq, (_by, why_stale, _lift) in stale.items():
+        for seq, (_by, why_stale, _lift) in stale.items() if on["stale_halving"] else ():
             scored[seq] *= STALE
             if req.explain:
                 why[seq]["status_factor"] *= STALE
                 why[seq]["stale"] = why_stale
         swapped = []
-        for old, new in changed:
+        for old, new in changed if on["perhaps_changed"] else ():
             # a likely change takes its older statement's place, just above it: only the pair's
             # order changes (the rules are not sure enough to push the older one down), and
             # only when the question finds the newer one too (a neighbour on another aspect of
@@ -309,7 +312,8 @@ def _recall(req: Request, ix, *, now: str, config) -> dict:
             scored[old] = min(scored[old], scored[new] * AFTER)
         order.sort(key=lambda s: (-scored[s], s))
     lam = max(rc["mmr_lambda"], EVERY_LAMBDA) if shape.every else rc["mmr_lambda"]
-    picked = fuse.mmr(order, scored, vecs, req.k, lam, _redundancy_floor(ix, config), newer)
+    picked = fuse.mmr(order, scored, vecs, req.k, lam, _redundancy_floor(ix, config),
+                      newer if on["newer_first"] else None)
     if shape.parts:
         picked = _cover_parts(picked, scored, voices, len(shape.parts), req.k)
     results = []
@@ -477,8 +481,8 @@ def update_cosine(config, embedder, cjk_old: bool, cjk_new: bool) -> float:
     return rc["update_cosine_cjk"] if cjk_old else rc["update_cosine"]
 
 
-def _stale(candidates: list[Memory], vecs: dict, floor) -> tuple[dict[int, tuple[int, str, bool]],
-                                                                list[tuple[int, int]]]:
+def _stale(candidates: list[Memory], vecs: dict, floor, slack: float = SLACK) -> tuple[
+        dict[int, tuple[int, str, bool]], list[tuple[int, int]]]:
     """({seq: (the seq that updates it, why, whether that one takes its score)} of the
     candidates another candidate updates, [(older, newer)] pairs where the newer one likely
     changed the older): recall ranks the current belief first even before the nightly
@@ -516,7 +520,7 @@ def _stale(candidates: list[Memory], vecs: dict, floor) -> tuple[dict[int, tuple
             elif (v := relation(old.text, new.text)) is not None:
                 stale[old.seq] = (new.seq, f"updated by {new.id} ({v.rule})", True)
             elif old.seq in gram and new.seq in gram and (margin := gram.dot(old.seq, new.seq)
-                                                          - floor(frame(old.text).cjk, frame(new.text).cjk)) >= -SLACK:
+                                                          - floor(frame(old.text).cjk, frame(new.text).cjk)) >= -slack:
                 said = signal(old.text, new.text)
                 if said == "update" and (margin >= 0 or about(old.text, new.text)):
                     stale[old.seq] = (new.seq, f"likely updated by {new.id} (same topic, newer, reads as an update)",
