@@ -65,7 +65,9 @@ def contradiction(old: str, new: str) -> str | None:
     if negated(old) != negated(new):
         return "negation"
     a, b = numbers(old), numbers(new)
-    if a and b and a != b:
+    # another value, not more of them: "the quote is 400 seats" is not contradicted by "50
+    # seats in September, all 400 in October"
+    if a and b and not (a <= b or b <= a):
         return "number"
     return None
 
@@ -99,6 +101,14 @@ def one_slot(old: str, new: str) -> bool:
     a, b = _tokens(old), _tokens(new)
     shared = a & b
     return value_swap(old, new) and len(shared) >= 2 * len(a - b) and len(shared) >= len(b - a)
+
+
+def one_statement(old: str, new: str) -> bool:
+    """Two texts that are mostly one statement: they share at least as many words as either
+    has that the other lacks ("Standup is at 9:30", "Standup is at 10:00"). Monthly figures
+    of two months, or a quote and a rollout plan, share a number but not a statement."""
+    a, b = _tokens(old), _tokens(new)
+    return len(a & b) >= max(len(a - b), len(b - a))
 
 
 def settled(a: Memory, b: Memory) -> bool:

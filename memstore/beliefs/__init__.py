@@ -42,7 +42,17 @@ consolidate and recall can compare many pairs.
 from __future__ import annotations
 
 from .frame import Frame, frame, keys
-from .rules import Verdict, about, change_signal, later, one_thing, relation, signal, update_signal
+from .rules import (
+           Verdict,
+           about,
+           change_signal,
+           later,
+           one_thing,
+           relation,
+           same_holder,
+           signal,
+           update_signal,
+)
 
-__all__ = ["Frame", "Verdict", "about", "change_signal", "frame", "keys", "later", "one_thing", "relation", "signal",
+__all__ = ["Frame", "Verdict", "about", "change_signal", "frame", "keys", "later", "one_thing", "relation", "same_holder", "signal",
            "update_signal"]

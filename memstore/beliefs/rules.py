@@ -224,6 +224,12 @@ def _tentative(text: str) -> bool:
     return bool(_TENTATIVE.search(text))
 
 
+def same_holder(old: str, new: str) -> bool:
+    """Whether two texts speak of one holder (``_same_holder`` of their frames): "Bob is
+    allergic to peanuts" and 「エミさんはそばアレルギー」 are two people's."""
+    return _same_holder(frame(old), frame(new))
+
+
 def _same_holder(a: Frame, b: Frame) -> bool:
     """The holders agree, or the one the old text names is named in the new one too ("Jenna
     took over as on-call lead, Marcus moved to ML infra"; "Allergist did the test: Theo is …")."""

@@ -33,7 +33,7 @@ from __future__ import annotations
 import re
 from operator import attrgetter
 
-from ..beliefs import later, one_thing, update_signal
+from ..beliefs import later, one_thing, same_holder, update_signal
 from ..conflicts import (
     between_agents,
     conflict_events,
@@ -41,8 +41,8 @@ from ..conflicts import (
     contradiction,
     numbers,
     one_slot,
+    one_statement,
     single_valued,
-    value_swap,
 )
 from ..fold import RETIRED
 from ..model import AXES, DURABLE_KINDS, EPISODIC_KINDS, Memory, normalize_text
@@ -165,10 +165,13 @@ def decide(old: Memory, new: Memory, cosine: float, lower: float, upper: float, 
         if cosine >= upper and says_all(old.text, new.text):
             return REINFORCE, "near-duplicate"
         return ADD, "observations, not beliefs"
-    if cosine >= lower and rule:
+    if cosine >= lower and rule and (rule != "number" or one_statement(old.text, new.text)):
         return CONFLICT, rule
-    if single_valued(old, new, config) and (cosine < upper or value_swap(old.text, new.text)):
-        return CONFLICT, "value"  # a second preference on one subject replaces the first
+    if single_valued(old, new, config) and same_holder(old.text, new.text) and (
+            one_slot(old.text, new.text) or update_signal(old.text, new.text)):
+        # a second preference of one holder on one subject replaces the first when it swaps
+        # the value or says it changed; said again in other words (another language), it does not
+        return CONFLICT, "value"
     if cosine >= upper and says_all(old.text, new.text):
         return REINFORCE, "near-duplicate"
     if cosine >= lower and (update_signal(old.text, new.text) or one_slot(old.text, new.text)):

@@ -12,13 +12,16 @@ import re
 from dataclasses import dataclass, field
 
 from ..access import in_repo, readable
-from ..model import DURABLE_KINDS, EPISODIC_KINDS, Memory, normalize_text
+from ..model import EPISODIC_KINDS, Memory, normalize_text
 from ..salience import effective, explain
 from . import decompose, fuse, intent, timecues, timewindow
 from .cues import prune
 
 HIDDEN = ("superseded", "invalidated")  # excluded unless --as-of asks for the past
-DEMOTED = {"expired": 0.8, "archived": 0.8}  # still reachable, ranked lower
+# A record merged into another is still reachable, ranked lower: the one it was merged into
+# answers for it. An expired one is not: expiry takes a memory out of the hot tier, and its
+# decayed salience already ranks it; ranking it lower again made the nightly cost recall.
+DEMOTED = {"archived": 0.8}
 ABSTRACTED = 0.9  # an original whose abstraction exists ranks a little under it
 EXACT = 2.0  # a memory whose text is the query itself
 CONTEXT = 0.6  # a turn next to a strong match in its session (the other half of a question and answer)
@@ -495,7 +498,7 @@ def _stale(candidates: list[Memory], vecs: dict, floor, slack: float = SLACK) ->
     when it loses an open conflict to the newer one (lower confidence; a tie goes to the newer).
     A pair the embedder puts on the same thing where the newer one only reads as a change
     (``change_signal``: nothing in it says that the older still holds), said at another
-    time, and not a plain note against a durable fact, is a likely change,
+    time, is a likely change,
     each older memory with its closest newer one and each newer with its closest older one,
     in time order; the caller puts the newer first. Records of different domains, keys or
     subjects never change each other (``beliefs.one_thing``)."""
@@ -525,12 +528,10 @@ def _stale(candidates: list[Memory], vecs: dict, floor, slack: float = SLACK) ->
                 if said == "update" and (margin >= 0 or about(old.text, new.text)):
                     stale[old.seq] = (new.seq, f"likely updated by {new.id} (same topic, newer, reads as an update)",
                                       margin >= 0)
-                elif said == "change" and margin >= 0 and old.recorded_at != new.recorded_at \
-                        and not (new.kind == "note" and old.kind in DURABLE_KINDS):
+                elif said == "change" and margin >= 0 and old.recorded_at != new.recorded_at:
                     # above the floor of its scripts (e5 puts an English and a Japanese text
-                    # further apart than two English ones), said at another time (two notes of
-                    # one minute are one account, not a change); an observation with no word of
-                    # change does not change a fact (a note on the cat's habits, its name)
+                    # further apart than two English ones), and said at another time: two
+                    # records of one moment are one account, not a change
                     weak.append((margin, old.seq, new.seq))
     # each older statement changed by its closest newer one, each newer one changing its closest
     # older one: a chain of lookalikes must not lift an unrelated memory to the top
