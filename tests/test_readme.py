@@ -126,11 +126,12 @@ def test_first_command_shows_each_checkpoint(tmp_path, monkeypatch, capsys):
     assert judged[1] == "1. [mitigate] [eng] Avoid: friday-deploys: Deploy on Friday broke checkout (2 negative outcomes)"
     assert re.fullmatch(r"   confidence 0\.79, match [0-9.]+, score [0-9.]+", judged[2])
     assert judged[3] == "   evidence: 2 for, 0 against"  # judge shows both sides' counts
-    assert re.fullmatch(r"   \+ m[0-9a-f]{15} 2026-03-03 negative: Deploy on Friday broke checkout", judged[4])
+    assert re.fullmatch(r"   \+ m[0-9a-f]{15} 2026-02-27 negative: Deploy on Friday broke checkout", judged[4])
     assert pages[3].splitlines()[1:] == [
-        "memories   6", "tier       short 2  long 4",
+        "memories   6", "tier       short 3  long 3",
         "level      raw 5  summary 0  pattern 0  principle 0  policy 1",
-        "status     active 5  expired 0  archived 1  superseded 0  invalidated 0",
+        # (the two Friday incidents stay two: outcomes are evidence, never merged)
+        "status     active 6  expired 0  archived 0  superseded 0  invalidated 0",
         "conflicts  0 open", "policies   1 active",
     ]
     notes = err.splitlines()

@@ -91,7 +91,7 @@ def test_list_tools_gives_the_thirteen_tools_with_strict_object_schemas(server):
 
 
 def test_remember_adds_then_reinforces_and_propose_fact_writes_long_term_in_a_repo_scope(server, root, cache):
-    text = "The deploy checklist lives in the ops wiki"
+    text = "Went through the deploy checklist in the ops wiki today"
     added = server.ok("remember", text=text, domain="ops", now=at(1))
     assert added == {"action": "add", "id": added["id"], "reason": ""}
     assert server.ok("remember", text=text, domain="ops", now=at(2)) == {
