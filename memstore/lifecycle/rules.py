@@ -151,8 +151,9 @@ def decide(old: Memory, new: Memory, cosine: float, lower: float, upper: float, 
     threshold, not only between the thresholds: "we deploy on Fridays" and "we never
     deploy on Fridays" are near-identical to any embedder, yet must not be merged. Two
     different statements on one subject are both kept: an update must read as one
-    (``beliefs.update_signal``) or swap one value of the same statement (``one_slot``), a repetition must add nothing (``says_all``), and outcomes
-    are never merged (each is evidence a policy counts).
+    (``beliefs.update_signal``) or swap one value of the same statement (``one_slot``), a
+    repetition must add nothing (``says_all``), and outcomes are never merged (each is
+    evidence a policy counts).
     """
     if normalize_text(old.text) == normalize_text(new.text):
         return REINFORCE, "same text"
