@@ -115,10 +115,9 @@ def ranked(n: Memory, pool: list[Memory], keys: dict[str, frozenset], limit: int
     return [o for _s, _p, o in scored[:limit]]
 
 
-def may_update(o: Memory, n: Memory) -> bool:
-    """Whether ``n`` may replace ``o`` at all (``beliefs.one_thing``): one domain (a fact in
-    one does not update another's), and when both name a key, or both a subject, the same."""
-    return one_thing(o, n)
+# Whether a newer record may replace an older one at all: one domain (a fact in one does not
+# update another's), and when both name a key, or both a subject, the same one.
+may_update = one_thing
 
 
 def duplicate_group(m: Memory) -> tuple | None:
@@ -181,6 +180,7 @@ def decide(old: Memory, new: Memory, cosine: float, lower: float, upper: float, 
 
 
 _SENTENCE = re.compile(r"(?<=[.!?;:])\s+|\n")
+_PUNCTUATION = ".,;:!?()[]{}\"'"  # (around a word, not part of it)
 
 
 def _names(text: str) -> set[str]:
@@ -188,7 +188,7 @@ def _names(text: str) -> set[str]:
     found = set()
     for sentence in _SENTENCE.split(text):
         for w in sentence.split()[1:]:
-            w = w.strip(".,;:!?()[]{}\"'")
+            w = w.strip(_PUNCTUATION)
             if w[:1].isupper():
                 found.add(w.casefold())
     return found
@@ -200,7 +200,7 @@ def says_all(kept: str, merged: str) -> bool:
     so "Billing uses Stripe" does not absorb "Billing uses Stripe and PayPal since 2024"."""
     if not numbers(merged) <= numbers(kept):
         return False
-    return _names(merged) <= {w.strip(".,;:!?()[]{}\"'").casefold() for w in kept.split()}
+    return _names(merged) <= {w.strip(_PUNCTUATION).casefold() for w in kept.split()}
 
 
 def duplicate_events(old: Memory, new: Memory, cosine: float, lower: float, upper: float, now: str,
