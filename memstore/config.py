@@ -206,7 +206,7 @@ SETTINGS: dict[str, dict[str, Setting]] = {
             "informative": True, "decomposition": True, "time_windows": True,
             "recency_of_matches": True, "replacements": True, "stale_halving": True,
             "update_lift": True, "update_slack": True, "perhaps_changed": True,
-            "newer_first": True,
+            "newer_first": True, "sources_first": True,
         }, "For benchmarks only: false takes one of recall's ranking rules out (all true by "
            "default). exact_text: a memory whose text is the question ranks first; "
            "question_half: a memory that is only a question ranks at half; session_neighbours: "
@@ -219,7 +219,9 @@ SETTINGS: dict[str, dict[str, Setting]] = {
            "pair ranks at half; update_lift: an update takes the score of what it updates; "
            "update_slack: an update word lowers the cosine floor a little; perhaps_changed: a "
            "likely change is put just above what it changed; newer_first: diversification "
-           "never picks the older of an updated pair first."),
+           "never picks the older of an updated pair first; sources_first: a summary takes no "
+           "place where the memory it restates answers, and that memory ranks as if it had "
+           "no summary."),
     },
     "judge": {
         # E5 puts unrelated texts near 0.78

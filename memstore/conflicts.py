@@ -2,7 +2,8 @@
 
 Rules (memstore(7), CONFLICTS), all lexical and deterministic:
 
-- negation: the two texts differ in negation parity (English and Japanese);
+- negation: one text denies and the other does not (a clause of it holds an odd number
+  of negations; English and Japanese);
 - number: both texts carry numbers or dates and the sets differ;
 - value: a newer record on a single-valued subject (two preferences on one
   subject cannot both hold);
@@ -27,7 +28,7 @@ from .model import Memory, normalize_text
 # English: a negator word or an n't contraction. "no longer" is one negator, not two.
 _EN_NEG = re.compile(
     r"\bno\s+longer\b|\b(?:not|never|no|none|nobody|nothing|neither|nor|cannot|without|"
-    r"stopped|quit)\b|n['’]t\b",
+    r"stopped|quit|zero)\b|n['’]t\b",
     re.IGNORECASE,
 )
 # Japanese: negative auxiliaries and verbs of stopping. Listed longest first so しない
@@ -43,15 +44,21 @@ _NUMBER = re.compile(r"\d+(?:[.:/-]\d+)*")
 _TEXTS = 1 << 17
 
 
-@lru_cache(maxsize=_TEXTS)
+# Clauses: parity is counted in each ("no sugar, no milk" denies twice, it does not affirm)
+_CLAUSE = re.compile(r"[,;:.!?、。，；：！？—–]|\b(?:and|but)\b|けど|ので|から、", re.IGNORECASE)
+
+
 def negation_count(text: str) -> int:
     text = unicodedata.normalize("NFKC", text)
     return len(_EN_NEG.findall(text)) + len(_JA_NEG.findall(text))
 
 
+@lru_cache(maxsize=_TEXTS)
 def negated(text: str) -> bool:
-    """Negation parity: "not never" is affirmative again."""
-    return negation_count(text) % 2 == 1
+    """Some clause of the text denies: its negations are odd in number ("not never" and
+    なければならない affirm again). Counted per clause, so that "no sugar, no milk" and
+    "doesn't use Vim and isn't on call" are denials, not two negations that cancel."""
+    return any(negation_count(c) % 2 == 1 for c in _CLAUSE.split(unicodedata.normalize("NFKC", text)))
 
 
 @lru_cache(maxsize=_TEXTS)

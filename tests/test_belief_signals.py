@@ -353,3 +353,16 @@ def test_another_role_or_no_change_of_hands_is_no_role_change(old, new):
 def test_a_name_with_a_japanese_honorific_in_latin_letters_is_the_holder():
     assert frame("Tanaka-san is the team lead").holder == "name:tanaka"
     assert frame("Sato-sensei moved to Osaka").holder == "name:sato"
+
+
+@pytest.mark.parametrize(("old", "new"), [
+    ("うちの犬の名前はポチです。", "ポチは最近ドッグフードをあまり食べない。"),  # reads as an update
+    ("Our dog is called Biscuit.", "Biscuit has started chasing squirrels in the park every morning."),
+])
+def test_a_name_is_changed_only_by_a_text_about_a_name(old, new):
+    """Close to the embedder and newer, a note on what a pet does neither makes its name stale
+    nor is put before it; a correction that names the name it replaces does."""
+    near = {1: _unit(1, 0), 2: _unit(1, 0.05)}
+    assert _stale([_m(1, old, 1), _m(2, new, 20)], near, lambda x, y: 0.8) == ({}, [])
+    c, d = _m(1, "Mei's last name is spelled Chen.", 1), _m(2, "Oops, it's Mei Cheng with a g, not Chen.", 20)
+    assert 1 in _stale([c, d], near, lambda x, y: 0.8)[0]

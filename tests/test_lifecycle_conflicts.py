@@ -28,7 +28,11 @@ HASH = HashingEmbedder(256)
     ("We deploy on Fridays", False),
     ("We never deploy on Fridays", True),
     ("I don't take sugar", True),
-    ("She doesn't use Vim and isn't on call", False),  # two negations: parity is even
+    ("She doesn't use Vim and isn't on call", True),  # parity is counted per clause
+    ("Black, no sugar, no milk", True),
+    ("Black coffee, zero sugar", True),
+    ("アリスさんのコーヒーは砂糖なしで。ミルクもいらないそうです。", True),
+    ("It is not never going to happen", False),  # two negations in one clause
     ("We no longer use feature flags", True),
     ("The job won't retry", True),
     ("He stopped drinking coffee", True),

@@ -59,6 +59,7 @@ NEUTRAL = {
     "update_slack": lambda mp: mp.setattr(engine, "SLACK", 0.0),
     "perhaps_changed": lambda mp: mp.setattr(engine, "NEAR", float("inf")),
     "newer_first": lambda mp: mp.setattr(fuse, "mmr", _without_newer(fuse.mmr)),
+    "sources_first": None,  # this store has no summaries: tests/test_recall_abstractions.py
 }
 # the rules this store makes fire (update_slack needs a cosine just under the update floor,
 # newer_first an older memory that diversification would pick before its update,

@@ -236,16 +236,20 @@ def _recall(req: Request, ix, *, now: str, config) -> dict:
     scored: dict[int, float] = {}
     why: dict[int, dict] = {}
     exact = normalize_text(req.query) if len(req.query) >= 8 and on["exact_text"] else None
+    shown = {m.id for m in records.values() if _visible(m, now, req.as_of) and readable(req.access, m)}
     for seq in pool:
         base = fused[seq]
         m = records.get(seq)
         if m is None or not _visible(m, now, req.as_of) or not readable(req.access, m):
             continue  # a domain the agent has no grant for (none) never reaches it, whatever voice found it
+        if on["sources_first"] and m.level == "summary" and shown.issuperset(m.derived_from):
+            continue  # a summary restates one memory: where that memory answers, it answers in its own words
         eff = effective(m, now, config)
         sal_factor = 1.0 - rc["salience_weight"] + rc["salience_weight"] * eff
         status_factor = DEMOTED.get(m.status, 1.0) if req.as_of is None else 1.0
         held = abstractions.get(m.abstracted_by) if m.abstracted_by else None
-        if held is not None and held.status == "active" and req.as_of is None:
+        if held is not None and held.status == "active" and req.as_of is None \
+                and not (on["sources_first"] and held.level == "summary"):
             status_factor *= ABSTRACTED  # recall prefers the abstraction; the original stays evidence
         if exact is not None and normalize_text(m.text) == exact:
             status_factor *= EXACT  # the question is the memory's own text: it answers first
@@ -525,10 +529,11 @@ def _stale(candidates: list[Memory], vecs: dict, floor, slack: float = SLACK) ->
             elif old.seq in gram and new.seq in gram and (margin := gram.dot(old.seq, new.seq)
                                                           - floor(frame(old.text).cjk, frame(new.text).cjk)) >= -slack:
                 said = signal(old.text, new.text)
-                if said == "update" and (margin >= 0 or about(old.text, new.text)):
+                if said == "update" and (margin >= 0 or about(old.text, new.text)) and _same_naming(old.text, new.text):
                     stale[old.seq] = (new.seq, f"likely updated by {new.id} (same topic, newer, reads as an update)",
                                       margin >= 0)
-                elif said == "change" and margin >= 0 and old.recorded_at != new.recorded_at:
+                elif said == "change" and margin >= 0 and old.recorded_at != new.recorded_at \
+                        and _same_naming(old.text, new.text):
                     # above the floor of its scripts (e5 puts an English and a Japanese text
                     # further apart than two English ones), and said at another time: two
                     # records of one moment are one account, not a change
@@ -542,6 +547,20 @@ def _stale(candidates: list[Memory], vecs: dict, floor, slack: float = SLACK) ->
     changed = [(o, n) for o, n in best_new.items() if best_old[n] == o and o not in stale and n not in stale]
     order = {m.seq: i for i, m in enumerate(raw)}
     return stale, sorted(changed, key=lambda p: order[p[0]])
+
+
+# what something is called: a name changes only where a text speaks of a name again
+_NAMING = re.compile(r"\b(?:names?|named|call(?:s|ed)?|renamed|nicknamed?)\b|名前|名は|呼ん|呼ば|呼ぶ|改名", re.IGNORECASE)
+
+
+def _same_naming(old: str, new: str) -> bool:
+    """A statement of a name is changed only by another about a name: "Our dog is called
+    Biscuit" and 「うちの犬の名前はポチです」 stay true when a later note says what the pet
+    does, however close the embedder puts the two; "it's Mei Cheng, not Chen" corrects the
+    name it replaces."""
+    from ..beliefs import frame
+
+    return not _NAMING.search(old) or bool(_NAMING.search(new)) or bool(frame(new).replaced & frame(old).words)
 
 
 def _redundancy_floor(ix, config) -> float:
@@ -607,7 +626,10 @@ def _temporal(ix, query: str, tiers: list[list[str]], within, depth: int, now: s
     question (the newest of them first), not a door for whatever was written last."""
     if not tiers[0]:
         if matched:
-            return sorted(set(matched), reverse=True)[:depth]  # seq order is record order
+            # seq order is record order, but an abstraction is written when distill runs: it
+            # is no newer than the memories it abstracts, so it comes after every original
+            found = ix.records.by_seqs(sorted(set(matched)))
+            return sorted(found, key=lambda s: (found[s].level == "raw", s), reverse=True)[:depth]
         return ix.lexical.newest(within, depth, now)
     found: list[int] = []
     for buckets in tiers:
