@@ -96,3 +96,28 @@ def test_the_hashing_embedders_semantic_voice_weighs_a_quarter(capsys, hashing_s
     finally:
         (hashing_store / "memstore.toml").write_text('[embedder]\nname = "hashing"\n')
     assert full_weight["recall@5"] < hybrid["recall@5"], (full_weight, hybrid)
+
+
+def test_bench_rules_off_written_then_undone(tmp_path):
+    """bench/relevance.py --rules-off (with --reuse): the rules named off, the rest of the
+    store's config kept, and all of them on again after a run with none."""
+    import importlib.util
+    import stat
+    from pathlib import Path
+
+    from memstore.config import load_config
+
+    spec = importlib.util.spec_from_file_location(
+        "bench_relevance", Path(__file__).resolve().parent.parent / "bench" / "relevance.py")
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    conf = tmp_path / "memstore.toml"
+    bench.set_rules(tmp_path, ("exact_text", "newer_first"))  # a store with no config of its own
+    rules = load_config(conf.read_text())["recall"]["rules"]
+    assert not rules["exact_text"] and not rules["newer_first"] and rules["update_lift"]
+    assert stat.S_IMODE(conf.stat().st_mode) == 0o600
+    conf.write_text('[embedder]\nname = "hashing"\n')
+    bench.set_rules(tmp_path, ("informative",))
+    bench.set_rules(tmp_path, ())
+    config = load_config(conf.read_text())
+    assert all(config["recall"]["rules"].values()) and config["embedder"]["name"] == "hashing"
