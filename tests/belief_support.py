@@ -238,15 +238,22 @@ def _check(rc: int, out: str, err: str, what: str) -> str:
 
 
 def run_set(store: Path, *, embedder: str = "hashing", data: Path = DATA, progress=None,
-            lifecycle: bool = True, rules_off: tuple[str, ...] = ()) -> Report:
+            lifecycle: bool = True, rules_off: tuple[str, ...] = (), reuse: bool = False) -> Report:
     """Replay the whole set into a new store at ``store``; see the module docstring. The
     embedding and key caches are the run's own, so the figures never depend on what a
     user's cache holds (entries another build or rule wrote). ``rules_off``: recall.rules
-    switched off in the store's memstore.toml (the ablation of one recall rule)."""
+    switched off in the store's memstore.toml for the questions (the ablation of one recall
+    rule). ``reuse``: ``store`` was replayed by an earlier run (its ``replay_info``), only
+    ask again; the rules act at recall time alone."""
     if embedder not in EMBEDDERS:
         raise ValueError(f"embedder {embedder!r}: use one of {', '.join(EMBEDDERS)}")
     with tempfile.TemporaryDirectory(prefix="memstore-beliefs-cache-") as cache, cache_env(cache):
-        return _run_set(store, embedder, data, progress, lifecycle, rules_off)
+        return _run_set(store, embedder, data, progress, lifecycle, rules_off, reuse)
+
+
+def replay_info(store: Path) -> Path:
+    """Beside a kept store: what its replay printed and ran (for ``reuse``)."""
+    return store.with_name(store.name + "-replay.json")
 
 
 def rules_toml(off) -> str:
@@ -255,9 +262,8 @@ def rules_toml(off) -> str:
 
 
 def _run_set(store: Path, embedder: str, data: Path, progress, lifecycle: bool = True,
-             rules_off: tuple[str, ...] = ()) -> Report:
+             rules_off: tuple[str, ...] = (), reuse: bool = False) -> Report:
     start = time.monotonic()
-    make_store(store, EMBEDDERS[embedder] + rules_toml(rules_off))
     updates, stables, fillers = load_set(data)
     writes: list[tuple[int, str]] = []
     for u in updates:
@@ -270,6 +276,24 @@ def _run_set(store: Path, embedder: str, data: Path, progress, lifecycle: bool =
         by_day.setdefault(day, []).append(text)
     last = max(by_day)
     base = ("--store", str(store))
+    if reuse:
+        info = json.loads(replay_info(store).read_text(encoding="utf-8"))
+        embedder = info["embedder"]
+    else:
+        make_store(store, EMBEDDERS[embedder])
+        info = _replay(base, by_day, last, lifecycle, progress)
+        info["embedder"] = embedder
+        replay_info(store).write_text(json.dumps(info, ensure_ascii=False), encoding="utf-8")
+    printed, skipped, mismatches = info["printed"], info["skipped"], info["mismatches"]
+    remembers, consolidates, final_now = info["remembers"], info["consolidates"], info["final_now"]
+    conf = store / "memstore.toml"
+    conf.write_text(conf.read_text(encoding="utf-8").split("[recall.rules]")[0] + rules_toml(rules_off),
+                    encoding="utf-8")
+    return _ask(store, embedder, updates, stables, writes, last, printed, skipped, mismatches,
+                remembers, consolidates, final_now, start)
+
+
+def _replay(base: tuple[str, ...], by_day: dict[int, list[str]], last: int, lifecycle: bool, progress) -> dict:
     printed: dict[str, str] = {}
     skipped, mismatches = [], []
     remembers = consolidates = 0
@@ -296,7 +320,14 @@ def _run_set(store: Path, embedder: str, data: Path, progress, lifecycle: bool =
             consolidates += 1
         if progress:
             progress(day, last)
+    return {"lifecycle": lifecycle, "printed": printed, "skipped": skipped, "mismatches": mismatches,
+            "remembers": remembers, "consolidates": consolidates, "final_now": final_now}
 
+
+def _ask(store: Path, embedder: str, updates, stables, writes, last: int, printed: dict[str, str],
+         skipped: list[str], mismatches: list[str], remembers: int, consolidates: int, final_now: str,
+         start: float) -> Report:
+    base = ("--store", str(store))
     scenarios = [Scenario(u["id"], u["lang"], u["category"], mid(u["old"]["text"]), mid(u["new"]["text"]),
                           u["old"]["text"], u["new"]["text"], u["query"], note=u.get("note")) for u in updates]
     stable = [Stable(s["id"], s["lang"], s["kind"], mid(s["fact"]["text"]), mid(s["lookalike"]["text"]),

