@@ -6,4 +6,4 @@ usearch, the embedder) are imported inside the functions that need them so
 that ``remember`` and ``--help`` start fast.
 """
 
-__version__ = "0.14.0"
+__version__ = "0.14.1"
