@@ -549,8 +549,10 @@ def _stale(candidates: list[Memory], vecs: dict, floor, slack: float = SLACK) ->
     return stale, sorted(changed, key=lambda p: order[p[0]])
 
 
-# what something is called: a name changes only where a text speaks of a name again
-_NAMING = re.compile(r"\b(?:names?|named|call(?:s|ed)?|renamed|nicknamed?)\b|名前|名は|呼ん|呼ば|呼ぶ|改名", re.IGNORECASE)
+# what something is called: a name changes only where a text speaks of a name again (not the
+# verb "call": "on call", "call the vendor")
+_NAMING = re.compile(r"\b(?:names?|named|called|renamed|nicknamed?|known as)\b|名前|名は|呼ん|呼ば|呼ぶ|改名",
+                     re.IGNORECASE)
 
 
 def _same_naming(old: str, new: str) -> bool:
